@@ -1,0 +1,1 @@
+"""Batch entry points: rebuild from bronze, verify stream against batch."""

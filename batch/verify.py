@@ -1,0 +1,163 @@
+"""The agreement check: streamed tables equal their batch recomputation, row by row, exactly.
+
+    python -m batch.verify [--start TS --end TS]
+
+Run `python -m batch.rebuild` (same range) first. Checks, all with Great Expectations:
+- each gold table: stream == rebuild (no key missing, extra or different);
+- silver and quarantine: stream == rebuild (full runs);
+- domains: unique keys, no null keys, values in range;
+- reconciliation: accepted records = silver + quarantine + duplicates removed, and every
+  record the broker acknowledged is in silver or quarantine.
+Writes reports/verify/latest.json and the GX Data Docs; exits 1 when any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from batch.rebuild import RANGE_COLUMN, Interval, classify_log
+from jobs import lake
+from jobs.config import Settings, load_settings
+from jobs.quality import expectations as expect
+from jobs.quality.diff import diff_counts, table_diff
+from jobs.quality.evidence import Evidence
+from jobs.quality.reconcile import account_for_acks, read_acks
+from jobs.spark import build_session
+from jobs.tables import BRONZE, GOLD, QUARANTINE, SILVER, SOURCE_KEY
+
+
+def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None) -> dict:
+    stream = lake.read(spark, settings, table)
+    batch = lake.read(spark, settings, table, "rebuild")
+    if where:
+        stream, batch = stream.where(where), batch.where(where)
+    diff = table_diff(stream, batch, table.key).persist()
+    counts = diff_counts(diff)
+    counts["passed"] = evidence.check(
+        f"agreement_{table.name}", diff, expect.agreement(), index_columns=[*table.key, "status"]
+    )
+    diff.unpersist()
+    domain = expect.DOMAIN.get(table.name)
+    if domain:
+        counts["domain_passed"] = evidence.check(f"domain_{table.name}", stream, domain())
+        counts["passed"] = counts["passed"] and counts["domain_passed"]
+    return counts
+
+
+def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
+    silver = lake.read(spark, settings, SILVER)
+    quarantine = lake.read(spark, settings, QUARANTINE)
+    bronze = lake.read(spark, settings, BRONZE)
+    valid = classify_log(spark, settings).where(F.col("reason").isNull()).select("event_id").persist()
+    duplicates = valid.count() - valid.distinct().count()
+    valid.unpersist()
+    acks = read_acks(spark, settings.acks_root, settings.topic)
+    acked = acks.count() if acks is not None else None
+    row = {
+        "acked": acked,
+        "bronze": bronze.count(),
+        "silver": silver.count(),
+        "quarantine": quarantine.count(),
+        "duplicates_removed": duplicates,
+    }
+    row["accepted"] = acked if acked is not None else row["bronze"]
+    row["accounted"] = row["silver"] + row["quarantine"] + duplicates
+    frame = spark.createDataFrame([row])
+    result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile()))
+    if acks is not None:
+        found = account_for_acks(acks, bronze, silver, quarantine).persist()
+        result["lost"] = found.where(F.col("status") == "lost").count()
+        no_loss = evidence.check("no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"])
+        result["passed"] = result["passed"] and no_loss
+        found.unpersist()
+    return result
+
+
+def verify(spark, settings: Settings, interval: Interval | None = None) -> dict:
+    started = time.monotonic()
+    evidence = Evidence(Path(settings.reports_root) / "gx")
+    tables = {}
+    for table in GOLD:
+        where = interval.predicate(RANGE_COLUMN[table.name]) if interval else None
+        tables[table.name] = _compare(spark, settings, evidence, table, where)
+    if interval is None:
+        for table in (SILVER, QUARANTINE):
+            tables[table.name] = _compare(spark, settings, evidence, table, None)
+    reconciliation = reconcile(spark, settings, evidence)
+    verdict = {
+        "passed": all(t["passed"] for t in tables.values()) and reconciliation["passed"],
+        "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "env": settings.env,
+        "interval": [interval.start.isoformat(), interval.end.isoformat()] if interval else None,
+        "tables": tables,
+        "reconciliation": reconciliation,
+        "expectations": evidence.results,
+        "data_docs": evidence.publish(),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    write_verdict(settings, verdict)
+    return verdict
+
+
+def write_verdict(settings: Settings, verdict: dict) -> Path:
+    folder = Path(settings.reports_root) / "verify"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = verdict["checked_at"].replace(":", "").replace("+0000", "Z")
+    text = json.dumps(verdict, indent=2, default=str)
+    (folder / f"{stamp}.json").write_text(text)
+    latest = folder / "latest.json"
+    latest.write_text(text)
+    return latest
+
+
+def describe(verdict: dict) -> str:
+    lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'}"]
+    for name, t in verdict["tables"].items():
+        lines.append(
+            f"  {name:<25} stream {t['stream_rows']:>9}  batch {t['batch_rows']:>9}  "
+            f"missing {t['missing']}  extra {t['extra']}  different {t['different']}"
+            f"{'' if t['passed'] else '  <- FAILED'}"
+        )
+    r = verdict["reconciliation"]
+    lines.append(
+        f"  accepted {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} + "
+        f"duplicates removed {r['duplicates_removed']} ({r['accounted']})"
+        f"{'; lost ' + str(r['lost']) if 'lost' in r else ''}{'' if r['passed'] else '  <- FAILED'}"
+    )
+    failed = [e for e in verdict["expectations"] if not e["success"]]
+    for e in failed[:10]:
+        lines.append(
+            f"  failed: {e['suite']}: {e['expectation']} unexpected={e['unexpected_count']} e.g. {e['examples'][:2]}"
+        )
+    lines.append(f"  data docs: {verdict['data_docs']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m batch.verify", description=__doc__.split("\n")[0])
+    parser.add_argument("--start")
+    parser.add_argument("--end")
+    args = parser.parse_args(argv)
+    interval = None
+    if args.start or args.end:
+        try:
+            interval = Interval.parse(args.start or "", args.end or "")
+        except ValueError as exc:
+            print(f"bad interval: {exc}", file=sys.stderr)
+            return 2
+    settings = load_settings()
+    spark = build_session("eo-verify", settings)
+    verdict = verify(spark, settings, interval)
+    print(describe(verdict), flush=True)
+    return 0 if verdict["passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Local services (Kafka, and later PostgreSQL, Airflow, Spark standalone) and setup helpers."""

@@ -1,0 +1,91 @@
+"""Starting, watching and stopping background server processes by pid file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def read_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child counts as dead
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+        return state != "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def spawn(cmd: list[str], log_file: Path, pid_file: Path, env: dict | None = None, cwd: Path | None = None) -> int:
+    """Start `cmd` detached from this process group, output appended to `log_file`."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "ab") as log:
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            start_new_session=True,
+        )
+    pid_file.write_text(str(proc.pid))
+    return proc.pid
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.3) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if check():
+            return time.monotonic() - started
+        time.sleep(interval)
+    raise TimeoutError(f"{what} not ready after {timeout:.0f} s")
+
+
+def stop(pid_file: Path, timeout: float = 30.0) -> bool:
+    """SIGTERM, then SIGKILL after `timeout`. Returns whether something was running."""
+    pid = read_pid(pid_file)
+    if not alive(pid):
+        pid_file.unlink(missing_ok=True)
+        return False
+    os.kill(pid, signal.SIGTERM)
+    try:
+        wait_for(lambda: not alive(pid), timeout, f"pid {pid} exit")
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not alive(pid), 10, f"pid {pid} exit after SIGKILL")
+    pid_file.unlink(missing_ok=True)
+    return True
+
+
+def kill(pid_file: Path, sig: int = signal.SIGKILL) -> int | None:
+    """Send `sig` (a crash, by default) and return the pid it went to."""
+    pid = read_pid(pid_file)
+    if alive(pid):
+        os.kill(pid, sig)
+        return pid
+    return None

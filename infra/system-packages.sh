@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the platform needs, only those missing, after one apt-get update.
+set -euo pipefail
+
+need=()
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need+=(maven)
+command -v python3.11 >/dev/null 2>&1 || need+=(python3.11 python3.11-venv)
+for pkg in ${EO_EXTRA_APT_PACKAGES:-}; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing Debian packages: ${need[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${need[@]}"

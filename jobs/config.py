@@ -1,0 +1,72 @@
+"""The one environment switch.
+
+`EO_ENV` picks a section of `conf/platform.toml`; `EO_<KEY>` variables override single keys
+(ports, roots), so tests and scripts can relocate everything without touching code.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_FILE = REPO_ROOT / "conf" / "platform.toml"
+NAMESPACES = ("main", "rebuild")
+
+
+class ConfigError(ValueError):
+    """The configuration names an unknown environment, table or namespace."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    env: str
+    lake_root: str
+    checkpoint_root: str
+    acks_root: str
+    reports_root: str
+    kafka_bootstrap: str
+    topic: str
+    topic_partitions: int
+    spark_master: str
+    tables: dict[str, str] = field(default_factory=dict)
+
+    def table_path(self, name: str, namespace: str = "main") -> str:
+        if name not in self.tables:
+            raise ConfigError(f"unknown table {name!r}; known: {sorted(self.tables)}")
+        if namespace not in NAMESPACES:
+            raise ConfigError(f"unknown namespace {namespace!r}; known: {NAMESPACES}")
+        prefix = "" if namespace == "main" else "_rebuild/"
+        return f"{self.lake_root.rstrip('/')}/{prefix}{self.tables[name]}"
+
+    def checkpoint_path(self, query: str) -> str:
+        return f"{self.checkpoint_root.rstrip('/')}/{query}"
+
+    def with_overrides(self, **values: object) -> Settings:
+        return replace(self, **values)
+
+
+def _absolute(value: str) -> str:
+    """Relative local paths are relative to the repo, whatever the working directory."""
+    if "://" in value or value.startswith("/"):
+        return value
+    return str(REPO_ROOT / value)
+
+
+def load_settings(env: str | None = None, config_file: Path = CONFIG_FILE) -> Settings:
+    raw = tomllib.loads(config_file.read_text())
+    env = env or os.environ.get("EO_ENV", "local")
+    environments = raw.get("env", {})
+    if env not in environments:
+        raise ConfigError(f"unknown environment {env!r}; known: {sorted(environments)}")
+    values = dict(environments[env])
+    for key in list(values):
+        override = os.environ.get(f"EO_{key.upper()}")
+        if override is not None:
+            values[key] = override
+    for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
+        values[key] = _absolute(str(values[key]))
+    values["topic_partitions"] = int(values["topic_partitions"])
+    return Settings(env=env, tables=dict(raw["tables"]), **values)

@@ -1,0 +1,1 @@
+"""The evidence: stream output compared with the batch recomputation, and domain checks."""

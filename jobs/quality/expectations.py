@@ -1,0 +1,74 @@
+"""The expectation suites, as plain lists: what "correct" means for each checked frame."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import great_expectations.expectations as gxe
+
+from jobs.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, USER_SESSIONS
+
+
+def _unique(key: Sequence[str]):
+    if len(key) == 1:
+        return gxe.ExpectColumnValuesToBeUnique(column=key[0])
+    return gxe.ExpectCompoundColumnsToBeUnique(column_list=list(key))
+
+
+def _not_null(columns: Sequence[str]) -> list:
+    return [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
+
+
+def agreement() -> list:
+    """On a table_diff frame: every key matches, none missing, extra or different."""
+    return [gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["match"])]
+
+
+def accounted() -> list:
+    """On an account_for_acks frame: every acknowledged record ended up somewhere."""
+    return [gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["accounted"])]
+
+
+def counts_reconcile() -> list:
+    """On the one-row counts frame: accepted = silver + quarantine + duplicates removed."""
+    return [gxe.ExpectColumnPairValuesToBeEqual(column_A="accepted", column_B="accounted")]
+
+
+def silver() -> list:
+    return [
+        _unique(["event_id"]),
+        *_not_null(["event_id", "event_type", "event_time", "user_id", "campaign_id"]),
+        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
+        gxe.ExpectColumnValuesToBeBetween(column="price", min_value=0),
+    ]
+
+
+def campaign_minute_metrics() -> list:
+    table = CAMPAIGN_MINUTE_METRICS
+    return [
+        _unique(table.key),
+        *_not_null(table.key),
+        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
+        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
+        gxe.ExpectColumnValuesToBeBetween(column="distinct_users", min_value=1),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="events", column_B="distinct_users", or_equal=True),
+        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
+    ]
+
+
+def user_sessions() -> list:
+    table = USER_SESSIONS
+    return [
+        _unique(table.key),
+        *_not_null([*table.key, "session_end"]),
+        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="session_end", column_B="session_start", or_equal=True),
+        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
+    ]
+
+
+DOMAIN = {
+    "silver": silver,
+    "campaign_minute_metrics": campaign_minute_metrics,
+    "user_sessions": user_sessions,
+}

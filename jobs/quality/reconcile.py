@@ -1,0 +1,45 @@
+"""Count against what the broker acknowledged: nothing accepted may be lost.
+
+An acknowledged record is accounted for when its coordinates are in quarantine, or when the
+bronze row at those coordinates carries an event_id that silver holds (this copy or another).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.tables import SOURCE_KEY
+
+ACK_SCHEMA = "topic STRING, partition INT, offset BIGINT, kind STRING"
+
+
+def read_acks(spark: SparkSession, acks_root: str, topic: str) -> DataFrame | None:
+    """All ack logs under acks_root for this topic; None if no producer left one."""
+    files = sorted(str(p) for p in Path(acks_root).glob("*.csv")) if "://" not in acks_root else [f"{acks_root}/*.csv"]
+    if not files:
+        return None
+    acks = spark.read.csv(files, header=True, schema=ACK_SCHEMA).where(F.col("topic") == topic)
+    return acks.select(
+        F.col("topic").alias("kafka_topic"),
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        "kind",
+    )
+
+
+def account_for_acks(acks: DataFrame, bronze: DataFrame, silver: DataFrame, quarantine: DataFrame) -> DataFrame:
+    """Each acknowledged record with `status` accounted / lost and where it was found."""
+    key = list(SOURCE_KEY)
+    in_bronze = bronze.select(*key, F.get_json_object(F.col("value").cast("string"), "$.event_id").alias("event_id"))
+    in_silver = silver.select("event_id", F.lit(True).alias("_silver")).distinct()
+    in_quarantine = quarantine.select(*key, F.lit(True).alias("_quarantine"))
+    found = (
+        acks.join(in_bronze, on=key, how="left")
+        .join(in_quarantine, on=key, how="left")
+        .join(in_silver, on="event_id", how="left")
+    )
+    status = F.when(F.col("_quarantine") | F.col("_silver"), "accounted").otherwise("lost")
+    return found.select(*key, "kind", "event_id", status.alias("status"))

@@ -1,0 +1,71 @@
+"""The Spark session builder shared by streaming, batch, verification and tests.
+
+Jars come from `.cache/jars/spark` (resolved by Maven from infra/maven/spark/pom.xml), never
+from Ivy. Under spark-submit the master and jars come from the command line instead.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from jobs.config import REPO_ROOT, Settings
+
+SPARK_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark"
+LOG_CONFIG = REPO_ROOT / "infra" / "conf" / "spark-log4j2.properties"
+DRIVER_JAVA_OPTIONS = f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}"
+
+# Small defaults for a 2-core machine; every one can be overridden per job.
+BASE_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.databricks.delta.schema.autoMerge.enabled": "false",
+    # Merges write few, larger files instead of one per shuffle partition.
+    "spark.databricks.delta.merge.repartitionBeforeWrite.enabled": "true",
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    ),
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    "spark.ui.showConsoleProgress": "false",
+    # Every server this project starts listens on loopback only.
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.memory": "4g",
+    "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+}
+
+
+class MissingJarsError(RuntimeError):
+    """The Maven-resolved jars are not there yet."""
+
+
+def jar_paths(jars_dir: Path = SPARK_JARS_DIR) -> list[str]:
+    jars = sorted(str(p) for p in jars_dir.glob("*.jar"))
+    if not any("delta-spark" in j for j in jars) or not any("spark-sql-kafka" in j for j in jars):
+        raise MissingJarsError(f"Delta and Kafka connector jars not found in {jars_dir}; run `make jars` first")
+    return jars
+
+
+def under_spark_submit() -> bool:
+    """spark-submit starts the JVM itself and hands Python the gateway port."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None = None):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
+    if not under_spark_submit():
+        merged["spark.master"] = settings.spark_master
+        merged["spark.jars"] = ",".join(jar_paths())
+    merged.update(conf or {})
+    for key, value in merged.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("EO_SPARK_LOG_LEVEL", "WARN"))
+    return spark

@@ -1,0 +1,69 @@
+"""spark-submit for the job modules: how Airflow, the demo and the tests launch Spark work.
+
+The same command runs against `local[*]` or a cluster master; only `--master` differs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from jobs.config import REPO_ROOT, Settings
+from jobs.spark import DRIVER_JAVA_OPTIONS, jar_paths
+
+PACKAGES = ("jobs", "streaming", "batch")
+PYFILES_ZIP = REPO_ROOT / ".cache" / "pyfiles" / "eo-jobs.zip"
+
+
+def spark_submit_binary() -> str:
+    local = Path(sys.executable).parent / "spark-submit"
+    found = str(local) if local.exists() else shutil.which("spark-submit")
+    if not found:
+        raise FileNotFoundError("spark-submit not found; run `make setup`")
+    return found
+
+
+def build_pyfiles(target: Path = PYFILES_ZIP) -> Path:
+    """Zip the job packages, so a driver or executor elsewhere imports the same code."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for package in PACKAGES:
+            for path in sorted((REPO_ROOT / package).rglob("*.py")):
+                zf.write(path, path.relative_to(REPO_ROOT))
+    tmp.replace(target)
+    return target
+
+
+def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:
+    """`script` is relative to the repo, e.g. streaming/run.py."""
+    confs = {
+        "spark.jars": ",".join(jar_paths()),
+        "spark.driver.memory": "4g",
+        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        **(conf or {}),
+    }
+    cmd = [spark_submit_binary(), "--master", settings.spark_master]
+    for key, value in confs.items():
+        cmd += ["--conf", f"{key}={value}"]
+    cmd += ["--py-files", str(build_pyfiles()), str(REPO_ROOT / script), *args]
+    return cmd
+
+
+def submit_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {**os.environ, **(extra or {})}
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_job(script: str, args: list[str], settings: Settings, env: dict[str, str] | None = None, check: bool = True):
+    """Run a job to completion, its output passed through; returns the CompletedProcess."""
+    return subprocess.run(submit_command(script, args, settings), env=submit_env(env), check=check)

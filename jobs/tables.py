@@ -1,0 +1,122 @@
+"""Table definitions: schema, partitioning, natural key and properties of every Delta table.
+
+Paths come from config; this module only says what each table is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from jobs.config import Settings
+
+EVENT_TYPES = ("impression", "click", "purchase")
+SESSION_GAP_MINUTES = 30
+
+# Source coordinates: where a record sat in Kafka. Bronze, silver and quarantine all carry them.
+SOURCE_COLUMNS = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP"
+SOURCE_KEY = ("kafka_topic", "kafka_partition", "kafka_offset")
+
+
+def _top_level_split(ddl: str) -> list[str]:
+    """Split "a INT, b DECIMAL(10,2)" on the commas that separate columns."""
+    parts, depth, current = [], 0, ""
+    for char in ddl:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+@dataclass(frozen=True)
+class TableDef:
+    name: str
+    ddl: str
+    key: tuple[str, ...]
+    partition_by: tuple[str, ...] = ()
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def columns(self) -> list[str]:
+        return [part.split()[0] for part in _top_level_split(self.ddl)]
+
+
+BRONZE = TableDef(
+    name="bronze",
+    ddl=f"key STRING, value BINARY, {SOURCE_COLUMNS}",
+    key=SOURCE_KEY,
+    # The full log: nothing may ever rewrite or delete it.
+    properties={"delta.appendOnly": "true"},
+)
+
+SILVER = TableDef(
+    name="silver",
+    ddl=(
+        "event_id STRING, event_type STRING, event_time TIMESTAMP, event_date DATE, "
+        "user_id STRING, session_id STRING, campaign_id STRING, ad_id STRING, "
+        f"price DECIMAL(10,2), {SOURCE_COLUMNS}"
+    ),
+    key=("event_id",),
+    partition_by=("event_date",),
+    # Deduplicated by insert-only MERGE: a row, once in, never changes.
+    properties={"delta.appendOnly": "true"},
+)
+
+QUARANTINE = TableDef(
+    name="quarantine",
+    ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING",
+    key=SOURCE_KEY,
+)
+
+CAMPAIGNS = TableDef(
+    name="campaigns",
+    ddl="campaign_id STRING, campaign_name STRING, advertiser_id STRING",
+    key=("campaign_id",),
+)
+
+CAMPAIGN_MINUTE_METRICS = TableDef(
+    name="campaign_minute_metrics",
+    ddl=(
+        "campaign_id STRING, event_type STRING, window_start TIMESTAMP, window_date DATE, "
+        "events BIGINT, distinct_users BIGINT, revenue DECIMAL(18,2)"
+    ),
+    key=("campaign_id", "event_type", "window_start"),
+    partition_by=("window_date",),
+)
+
+USER_SESSIONS = TableDef(
+    name="user_sessions",
+    ddl=(
+        "user_id STRING, session_start TIMESTAMP, session_end TIMESTAMP, session_date DATE, "
+        "events BIGINT, revenue DECIMAL(18,2)"
+    ),
+    key=("user_id", "session_start"),
+    partition_by=("session_date",),
+)
+
+ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, CAMPAIGNS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+
+
+def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "main") -> str:
+    """Create the Delta table at its configured path if it is not there; return the path."""
+    from delta.tables import DeltaTable
+    from pyspark.sql.types import StructType
+
+    path = settings.table_path(table.name, namespace)
+    builder = DeltaTable.createIfNotExists(spark).location(path)
+    builder = builder.addColumns(StructType.fromDDL(table.ddl))
+    if table.partition_by:
+        builder = builder.partitionedBy(*table.partition_by)
+    # The rebuild namespace is scratch space, rewritten whole: no append-only guard there.
+    for key, value in (table.properties if namespace == "main" else {}).items():
+        builder = builder.property(key, value)
+    builder.execute()
+    return path
+
+
+def ensure_tables(spark, settings: Settings, namespace: str = "main", names=None) -> None:
+    for name in names or ALL:
+        ensure_table(spark, settings, ALL[name], namespace)

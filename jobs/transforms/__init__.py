@@ -1,0 +1,1 @@
+"""Pure DataFrame -> DataFrame functions. Stream and batch call the same ones."""

@@ -1,0 +1,1 @@
+"""End-to-end runs: the demo (and the fault lab)."""

@@ -1,0 +1,1 @@
+"""Event sources: the clickstream generator and the Kafka publisher with its ack log."""

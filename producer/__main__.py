@@ -1,0 +1,89 @@
+"""Publish a generated clickstream, or replay a JSON-lines file, into the Kafka topic.
+
+python -m producer generate [--events N] [--seed S] [--span-hours H] [--duplicate R] ...
+python -m producer replay --file events.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import fields
+from pathlib import Path
+
+from jobs.config import Settings, load_settings
+from jobs.kafka_admin import ensure_topic
+from producer.generator import ClickstreamGenerator, Message, Rates
+from producer.publish import PublishStats, publish
+
+
+def replay_messages(path: Path) -> Iterator[Message]:
+    """Each line as it is; keyed by its event_id when it has one, so copies share a partition."""
+    with open(path, "rb") as fh:
+        for line in fh:
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            try:
+                event_id = json.loads(line).get("event_id")
+            except (ValueError, AttributeError):
+                event_id = None
+            key = event_id if isinstance(event_id, str) else hashlib.sha1(line).hexdigest()[:16]
+            yield Message(key.encode(), line, "replay")
+
+
+def default_ack_log(settings: Settings, label: str) -> Path:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return Path(settings.acks_root) / f"{stamp}-{label}.csv"
+
+
+def summary(stats: PublishStats) -> str:
+    kinds = ", ".join(f"{k}={v}" for k, v in sorted(stats.kinds.items()))
+    line = (
+        f"[producer] sent {stats.sent}, acked {stats.acked}, failed {stats.failed} "
+        f"in {stats.seconds:.1f} s ({stats.rate:,.0f} msg/s); {kinds}"
+    )
+    if stats.errors:
+        line += f"; errors: {dict(stats.errors)}"
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    gen = commands.add_parser("generate", help="publish a generated clickstream")
+    gen.add_argument("--events", type=int, default=1_000_000)
+    gen.add_argument("--seed", type=int, default=7)
+    gen.add_argument("--span-hours", type=float, default=48.0, help="event-time span of the stream")
+    for f in fields(Rates):
+        gen.add_argument(f"--{f.name.replace('_', '-')}", type=float, default=f.default, help="rate")
+    rep = commands.add_parser("replay", help="publish a JSON-lines file, one record per line")
+    rep.add_argument("--file", type=Path, required=True)
+    for cmd in (gen, rep):
+        cmd.add_argument("--ack-log", type=Path, help="where to record acknowledged offsets")
+    args = parser.parse_args(argv)
+
+    settings = load_settings()
+    ensure_topic(settings)
+    if args.command == "generate":
+        rates = Rates(**{f.name: getattr(args, f.name) for f in fields(Rates)})
+        generator = ClickstreamGenerator(args.seed, rates, span_hours=args.span_hours, total_events=args.events)
+        messages, total, label = generator.messages(), args.events, f"seed{args.seed}"
+    else:
+        if not args.file.is_file():
+            print(f"no such file: {args.file}", file=sys.stderr)
+            return 2
+        messages, total, label = replay_messages(args.file), None, args.file.stem
+    ack_log = args.ack_log or default_ack_log(settings, label)
+    stats = publish(messages, settings, ack_log, total=total)
+    print(summary(stats))
+    print(f"[producer] ack log: {ack_log}")
+    return 0 if stats.acked == stats.sent else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Streaming entry points: `python -m streaming` or spark-submit streaming/run.py."""

@@ -1,0 +1,3 @@
+from streaming.run import main
+
+raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""The two streaming queries, each with its own checkpoint directory.
+
+ingest: Kafka -> bronze, the Delta streaming sink (exactly-once through its own transaction ids).
+refine: bronze -> silver + quarantine + gold, foreachBatch with idempotent MERGEs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from jobs import lake
+from jobs.config import Settings
+from jobs.tables import BRONZE
+from streaming.refine import RefineBatch
+
+QUERIES = ("ingest", "refine")
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Execution knobs. None of them may change a gold row (DESIGN.md invariant 6)."""
+
+    until_caught_up: bool = False
+    trigger_seconds: float = 5.0
+    max_offsets_per_trigger: int | None = None
+    max_files_per_trigger: int | None = None
+
+
+def _trigger(knobs: Knobs) -> dict:
+    if knobs.until_caught_up:
+        return {"availableNow": True}
+    return {"processingTime": f"{knobs.trigger_seconds} seconds"}
+
+
+def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[int]) -> str:
+    """Where a fresh ingest checkpoint starts: right after what bronze already holds.
+
+    So resetting the ingest checkpoint never writes an offset into bronze twice.
+    """
+    bronze = lake.read(spark, settings, BRONZE).where(F.col("kafka_topic") == settings.topic)
+    done = {
+        r.kafka_partition: r.last + 1
+        for r in bronze.groupBy("kafka_partition").agg(F.max("kafka_offset").alias("last")).collect()
+    }
+    return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
+
+
+def start_ingest(spark: SparkSession, settings: Settings, knobs: Knobs, partitions: list[int]):
+    checkpoint = settings.checkpoint_path("ingest")
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", settings.kafka_bootstrap)
+        .option("subscribe", settings.topic)
+        # Loud, not silent, if Kafka's retention deleted records before bronze got them.
+        .option("failOnDataLoss", "true")
+    )
+    if not lake.exists(spark, checkpoint):
+        reader = reader.option("startingOffsets", bootstrap_offsets(spark, settings, partitions))
+    if knobs.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(knobs.max_offsets_per_trigger))
+    records = reader.load().select(
+        F.col("key").cast("string").alias("key"),
+        "value",
+        F.col("topic").alias("kafka_topic"),
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        F.col("timestamp").alias("kafka_timestamp"),
+    )
+    return (
+        records.writeStream.format("delta")
+        .queryName("ingest")
+        .outputMode("append")
+        .option("checkpointLocation", checkpoint)
+        .trigger(**_trigger(knobs))
+        .start(settings.table_path(BRONZE.name))
+    )
+
+
+def start_refine(spark: SparkSession, settings: Settings, knobs: Knobs):
+    reader = spark.readStream.format("delta")
+    if knobs.max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", str(knobs.max_files_per_trigger))
+    return (
+        reader.load(settings.table_path(BRONZE.name))
+        .writeStream.queryName("refine")
+        .foreachBatch(RefineBatch(settings))
+        .option("checkpointLocation", settings.checkpoint_path("refine"))
+        .trigger(**_trigger(knobs))
+        .start()
+    )

@@ -1,0 +1,78 @@
+"""Shared fixtures: one local Spark session for the whole run, tmp lakes, a test Kafka broker."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from jobs.config import Settings, load_settings
+
+TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
+    from jobs.spark import build_session
+
+    session = build_session(
+        "eo-tests",
+        load_settings("local"),
+        conf={
+            "spark.master": "local[2]",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.ui.enabled": "false",
+            "spark.driver.memory": "3g",
+        },
+    )
+    yield session
+    session.stop()
+
+
+def lake_settings(root: Path, **overrides) -> Settings:
+    """Settings whose every root is under `root`: tests never touch data/ or reports/."""
+    values = {
+        "lake_root": str(root / "lake"),
+        "checkpoint_root": str(root / "checkpoints"),
+        "acks_root": str(root / "acks"),
+        "reports_root": str(root / "reports"),
+        "topic": f"t-{uuid.uuid4().hex[:10]}",
+        **overrides,
+    }
+    return load_settings("local").with_overrides(**values)
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The same settings, as EO_* variables for a subprocess."""
+    keys = ("lake_root", "checkpoint_root", "acks_root", "reports_root", "topic", "kafka_bootstrap")
+    return {f"EO_{k.upper()}": str(getattr(settings, k)) for k in keys}
+
+
+@pytest.fixture
+def lake(tmp_path) -> Settings:
+    return lake_settings(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """A real KRaft broker on its own port, data in a tmp dir; stopped at the end."""
+    from infra.kafka import Broker
+
+    broker = Broker(TEST_KAFKA_PORT, tmp_path_factory.mktemp("kafka"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def pipeline(tmp_path, kafka) -> Settings:
+    """Settings for one end-to-end run: tmp lake and a fresh topic on the test broker."""
+    from jobs.kafka_admin import ensure_topic
+
+    settings = lake_settings(tmp_path, kafka_bootstrap=kafka.bootstrap)
+    ensure_topic(settings)
+    return settings

@@ -1,0 +1,62 @@
+"""Test helpers: put records into bronze without Kafka, read tables in a stable order."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zlib
+from collections.abc import Iterable
+
+from jobs import lake
+from jobs.config import Settings
+from jobs.reference import write_campaigns
+from jobs.tables import BRONZE, ensure_tables
+
+BASE = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+
+
+def event(event_id: str, minute: float, user: str = "u1", kind: str = "impression", price=None, **extra) -> dict:
+    body = {
+        "event_id": event_id,
+        "event_type": kind,
+        "event_time": (BASE + dt.timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "user_id": user,
+        "session_id": "s1",
+        "campaign_id": "c001",
+        "ad_id": "a001-1",
+    }
+    if price is not None:
+        body["price"] = price
+    body.update(extra)
+    return body
+
+
+def records(payloads: Iterable, partitions: int = 2, topic: str = "t") -> list[tuple]:
+    """Bronze rows as Kafka would have stored them: keyed by event_id, offsets per partition."""
+    offsets = [0] * partitions
+    rows = []
+    for payload in payloads:
+        value = payload if isinstance(payload, str | bytes) else json.dumps(payload)
+        value = value.encode() if isinstance(value, str) else value
+        key = payload.get("event_id", "") if isinstance(payload, dict) else ""
+        partition = zlib.crc32(str(key).encode()) % partitions
+        rows.append((key, value, topic, partition, offsets[partition], BASE))
+        offsets[partition] += 1
+    return rows
+
+
+def bronze_frame(spark, rows: list[tuple]):
+    return spark.createDataFrame(rows, BRONZE.ddl)
+
+
+def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> None:
+    """Create every table (and the campaigns reference); optionally append bronze rows."""
+    ensure_tables(spark, settings)
+    write_campaigns(spark, settings)
+    if rows:
+        bronze_frame(spark, rows).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
+
+
+def sorted_rows(spark, settings: Settings, table, namespace: str = "main") -> list:
+    frame = lake.read(spark, settings, table, namespace)
+    return sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in table.key))
