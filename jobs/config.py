@@ -11,8 +11,16 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_FILE = REPO_ROOT / "conf" / "platform.toml"
+
+def _home() -> Path:
+    """The checkout: EO_HOME, else the folder above this package (when it is not in a zip)."""
+    if os.environ.get("EO_HOME"):
+        return Path(os.environ["EO_HOME"])
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "conf").is_dir() else Path.cwd()
+
+
+REPO_ROOT = _home()
 NAMESPACES = ("main", "rebuild")
 
 
@@ -55,8 +63,12 @@ def _absolute(value: str) -> str:
     return str(REPO_ROOT / value)
 
 
-def load_settings(env: str | None = None, config_file: Path = CONFIG_FILE) -> Settings:
-    raw = tomllib.loads(config_file.read_text())
+def config_file() -> Path:
+    return Path(os.environ.get("EO_CONFIG", REPO_ROOT / "conf" / "platform.toml"))
+
+
+def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
+    raw = tomllib.loads((path or config_file()).read_text())
     env = env or os.environ.get("EO_ENV", "local")
     environments = raw.get("env", {})
     if env not in environments:

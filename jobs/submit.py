@@ -60,6 +60,7 @@ def submit_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {**os.environ, **(extra or {})}
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env.setdefault("EO_HOME", str(REPO_ROOT))  # the job code runs from a zip; config stays here
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     return env
 

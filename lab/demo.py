@@ -61,7 +61,8 @@ def print_summary(verdict: dict, stats, catch_up: dict, timings: dict[str, float
     )
     print(f"  stream == batch       {'YES' if verdict['passed'] else 'NO':>12}")
     print("  wall time             " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
-    print(f"  verdict               {Path(verdict['data_docs'].removeprefix('file://')).parent}")
+    print(f"  verdict               {REPO_ROOT / 'reports' / 'verify' / 'latest.json'}")
+    print(f"  data docs             {verdict['data_docs']}")
 
 
 def main(argv: list[str] | None = None) -> int:

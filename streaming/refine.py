@@ -44,6 +44,23 @@ def _sql_dates(dates) -> str:
     return ", ".join(f"DATE'{d.isoformat()}'" for d in sorted(dates))
 
 
+class StepTimer:
+    """Seconds per step of one micro-batch, for the progress line."""
+
+    def __init__(self) -> None:
+        self.started = self.last = time.monotonic()
+        self.steps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.steps[name] = now - self.last
+        self.last = now
+
+    def __str__(self) -> str:
+        laps = " ".join(f"{k} {v:.1f}" for k, v in self.steps.items())
+        return f"{time.monotonic() - self.started:.1f} s: {laps}"
+
+
 @dataclass
 class RefineBatch:
     """The foreachBatch function of the refine query."""
@@ -52,63 +69,63 @@ class RefineBatch:
     log_progress: bool = True
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        started = time.monotonic()
+        timer = StepTimer()
         spark = batch.sparkSession
-        batch = batch.persist()
+        campaigns = lake.read(spark, self.settings, CAMPAIGNS)
+        classified = classify(parse_events(batch), campaigns).persist()
         try:
-            input_rows = batch.count()
-            if input_rows == 0:
+            counts = {
+                r.valid: r["count"]
+                for r in classified.groupBy(F.col("reason").isNull().alias("valid")).count().collect()
+            }
+            if not counts:
                 return
-            campaigns = lake.read(spark, self.settings, CAMPAIGNS)
-            classified = classify(parse_events(batch), campaigns).persist()
-            quarantined = lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key)
+            timer.lap("parse")
+            if counts.get(False):
+                lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key)
+                timer.lap("quarantine")
             new = first_copies(valid_events(classified)).persist()
-            inserted = lake.insert_missing(spark, self.path(SILVER), new, SILVER.key)
-            self.refresh_metrics(new)
-            self.refresh_sessions(new)
-            classified.unpersist()
+            inserted = lake.insert_missing(spark, self.path(SILVER), new, SILVER.key).get("num_inserted_rows", 0)
+            timer.lap("silver")
+            lo, dates = new.agg(F.min("event_time"), F.collect_set("event_date")).first()
+            if dates:
+                self.refresh_metrics(new, dates)
+                timer.lap("metrics")
+                self.refresh_sessions(new, lo)
+                timer.lap("sessions")
             new.unpersist()
             if self.log_progress:
                 print(
-                    f"[refine] batch {batch_id}: {input_rows} records -> silver "
-                    f"+{inserted.get('num_inserted_rows', '?')}, quarantine "
-                    f"+{quarantined.get('num_inserted_rows', '?')} "
-                    f"({time.monotonic() - started:.1f} s)",
+                    f"[refine] batch {batch_id}: {sum(counts.values())} records -> silver +{inserted}, "
+                    f"quarantine {counts.get(False, 0)}, duplicates {counts.get(True, 0) - inserted} ({timer})",
                     flush=True,
                 )
         finally:
-            batch.unpersist()
+            classified.unpersist()
 
     def path(self, table) -> str:
         return self.settings.table_path(table.name)
 
-    def refresh_metrics(self, new: DataFrame) -> None:
+    def refresh_metrics(self, new: DataFrame, dates: list) -> None:
+        """Recompute, from silver, every (campaign, type, minute) this batch touched."""
         spark = new.sparkSession
-        keys = affected_windows(new).withColumn("window_date", F.to_date("window_start")).persist()
-        dates = [r.window_date for r in keys.select("window_date").distinct().collect()]
-        if not dates:
-            keys.unpersist()
-            return
+        keys = affected_windows(new)
         silver = lake.read(spark, self.settings, SILVER).where(F.col("event_date").isin(dates))
         scope = silver.withColumn("window_start", F.date_trunc("minute", "event_time")).join(
-            F.broadcast(keys.drop("window_date")), on=list(CAMPAIGN_MINUTE_METRICS.key), how="left_semi"
+            keys, on=list(CAMPAIGN_MINUTE_METRICS.key), how="left_semi"
         )
-        recomputed = campaign_minute_metrics(scope.drop("window_start"))
         lake.upsert(
             spark,
             self.path(CAMPAIGN_MINUTE_METRICS),
-            recomputed,
+            campaign_minute_metrics(scope.drop("window_start")),
             CAMPAIGN_MINUTE_METRICS.key,
             target_filter=f"t.window_date IN ({_sql_dates(dates)})",
         )
-        keys.unpersist()
 
-    def refresh_sessions(self, new: DataFrame) -> None:
+    def refresh_sessions(self, new: DataFrame, lo) -> None:
+        """Recompute the sessions this batch's events can extend, join or create."""
         spark = new.sparkSession
         events = new.select("user_id", "event_time")
-        lo = events.agg(F.min("event_time")).first()[0]
-        if lo is None:
-            return
         current = lake.read(spark, self.settings, USER_SESSIONS).where(F.col("session_end") >= F.lit(lo) - gap())
         touched = touched_sessions(events, current).persist()
         ranges = recompute_ranges(events, touched).persist()

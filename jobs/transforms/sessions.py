@@ -63,7 +63,7 @@ def recompute_ranges(new_events: DataFrame, touched: DataFrame) -> DataFrame:
 
 def events_in_ranges(events: DataFrame, ranges: DataFrame) -> DataFrame:
     inside = F.col("event_time").between(F.col("range_start"), F.col("range_end"))
-    return events.join(F.broadcast(ranges), on="user_id").where(inside).drop("range_start", "range_end")
+    return events.join(ranges, on="user_id").where(inside).drop("range_start", "range_end")
 
 
 def session_changes(recomputed: DataFrame, touched: DataFrame) -> DataFrame:

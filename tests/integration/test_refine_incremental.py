@@ -1,6 +1,7 @@
 """The stream's incremental gold maintenance equals the batch recomputation, however the log
 is cut into micro-batches, with late events, duplicates and replayed batches."""
 
+import itertools
 import random
 
 import pytest
@@ -20,7 +21,7 @@ def run_stream(spark, settings, rows, cuts, replay=()):
     prepare_lake(spark, settings, rows)
     refine = RefineBatch(settings, log_progress=False)
     bounds = [0, *cuts, len(rows)]
-    for batch_id, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
+    for batch_id, (lo, hi) in enumerate(itertools.pairwise(bounds)):
         refine(bronze_frame(spark, rows[lo:hi]), batch_id)
         if batch_id in replay:  # a crash after the commit, before the checkpoint: same batch again
             refine(bronze_frame(spark, rows[lo:hi]), batch_id)

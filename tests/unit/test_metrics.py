@@ -11,7 +11,9 @@ from jobs.transforms.metrics import affected_windows, campaign_minute_metrics
 pytestmark = pytest.mark.unit
 
 T0 = dt.datetime(2026, 11, 20, 10, 0, 0)
-SCHEMA = "event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, campaign_id STRING, price DECIMAL(10,2)"
+SCHEMA = (
+    "event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, campaign_id STRING, price DECIMAL(10,2)"
+)
 
 
 def test_counts_distinct_users_and_exact_revenue(spark):
@@ -37,7 +39,5 @@ def test_counts_distinct_users_and_exact_revenue(spark):
 
 
 def test_affected_windows_are_the_minutes_touched(spark):
-    events = spark.createDataFrame(
-        [("1", "click", T0 + dt.timedelta(seconds=5), "u1", "c1", None)] * 2, SCHEMA
-    )
+    events = spark.createDataFrame([("1", "click", T0 + dt.timedelta(seconds=5), "u1", "c1", None)] * 2, SCHEMA)
     assert affected_windows(events).collect() == [Row(campaign_id="c1", event_type="click", window_start=T0)]

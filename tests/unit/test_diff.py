@@ -1,0 +1,30 @@
+import pytest
+
+from jobs.quality.diff import diff_counts, table_diff
+
+pytestmark = pytest.mark.unit
+
+SCHEMA = "k STRING, v INT, n BIGINT"
+
+
+def test_missing_extra_and_different_rows_are_told_apart(spark):
+    stream = spark.createDataFrame([("a", 1, 1), ("b", 2, 2), ("x", 9, 9), ("n", None, 1)], SCHEMA)
+    batch = spark.createDataFrame([("a", 1, 1), ("b", 2, 3), ("c", 3, 3), ("n", None, 1)], SCHEMA)
+    statuses = {r.k: r.status for r in table_diff(stream, batch, ["k"]).collect()}
+    assert statuses == {"a": "match", "b": "different", "c": "missing", "x": "extra", "n": "match"}
+    assert diff_counts(table_diff(stream, batch, ["k"])) == {
+        "stream_rows": 4,
+        "batch_rows": 4,
+        "missing": 1,
+        "extra": 1,
+        "different": 1,
+    }
+
+
+def test_a_cent_is_a_difference(spark):
+    from decimal import Decimal
+
+    schema = "k STRING, v DECIMAL(10,2)"
+    stream = spark.createDataFrame([("a", Decimal("10.01"))], schema)
+    batch = spark.createDataFrame([("a", Decimal("10.00"))], schema)
+    assert table_diff(stream, batch, ["k"]).first().status == "different"

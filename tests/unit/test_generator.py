@@ -1,0 +1,47 @@
+import json
+from collections import Counter
+
+import pytest
+
+from producer.generator import QUARANTINE_KINDS, ClickstreamGenerator, Rates
+
+pytestmark = pytest.mark.unit
+
+
+def test_same_seed_same_stream():
+    first = list(ClickstreamGenerator(seed=5, total_events=500).messages())
+    second = list(ClickstreamGenerator(seed=5, total_events=500).messages())
+    assert first == second
+    assert first != list(ClickstreamGenerator(seed=6, total_events=500).messages())
+
+
+def test_injects_each_fault_at_roughly_its_rate():
+    rates = Rates(duplicate=0.05, late=0.05, very_late=0.02, malformed=0.04)
+    kinds = Counter(m.kind for m in ClickstreamGenerator(seed=1, rates=rates, total_events=20000).messages())
+    n = sum(kinds.values())
+    assert 0.04 < (kinds["duplicate"] + kinds["duplicate_variant"]) / n < 0.06
+    assert 0.03 < sum(kinds[k] for k in QUARANTINE_KINDS) / n < 0.05
+    assert kinds["late"] and kinds["very_late"] and kinds["out_of_order"]
+
+
+def test_copies_share_a_key_and_variants_differ_in_payload():
+    messages = list(ClickstreamGenerator(seed=2, rates=Rates(duplicate=0.2), total_events=3000).messages())
+    by_id: dict[str, list] = {}
+    for m in messages:
+        if m.kind in QUARANTINE_KINDS:
+            continue
+        by_id.setdefault(json.loads(m.value)["event_id"], []).append(m)
+    copies = [ms for ms in by_id.values() if len(ms) > 1]
+    assert copies
+    assert all(
+        len({m.key for m in ms}) == 1 and ms[0].key.decode() == json.loads(ms[0].value)["event_id"] for ms in copies
+    )
+    assert any(len({m.value for m in ms}) > 1 for ms in copies)
+
+
+def test_prices_are_decimal_strings_and_events_carry_their_time():
+    for m in ClickstreamGenerator(seed=3, total_events=2000, rates=Rates(malformed=0)).messages():
+        event = json.loads(m.value)
+        assert event["event_time"].endswith("Z")
+        if event["event_type"] == "purchase":
+            assert isinstance(event["price"], str) and "." in event["price"]
