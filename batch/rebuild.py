@@ -1,6 +1,6 @@
 """Rebuild derived tables from bronze alone, with the same transformations the stream uses.
 
-    python -m batch.rebuild [--start TS --end TS] [--target rebuild|main]
+    python -m batch.rebuild [--start TS --end TS | --interval START/END|all] [--target rebuild|main]
 
 Without a range: everything, by overwrite. With a range [start, end): only gold rows whose
 window (metrics) or session start (sessions) falls in it, by replaceWhere, so re-running or
@@ -45,6 +45,23 @@ class Interval:
 
     start: dt.datetime
     end: dt.datetime
+
+    @classmethod
+    def from_args(cls, start: str | None, end: str | None, interval: str | None) -> Interval | None:
+        """--start/--end, or --interval START/END (ISO 8601) or --interval all; None means all."""
+        if interval and (start or end):
+            raise ValueError("give --interval or --start/--end, not both")
+        if interval:
+            if interval == "all":
+                return None
+            start, sep, end = interval.partition("/")
+            if not sep:
+                raise ValueError(f"--interval wants START/END or 'all', got {interval!r}")
+        if not (start or end):
+            return None
+        if not (start and end):
+            raise ValueError("--start and --end go together")
+        return cls.parse(start, end)
 
     @classmethod
     def parse(cls, start: str, end: str) -> Interval:
@@ -114,26 +131,27 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     return stats
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m batch.rebuild", description=__doc__.split("\n")[0])
-    parser.add_argument("--start", help="interval start (ISO-8601, UTC), with --end")
+def add_interval_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--start", help="interval start (ISO 8601, UTC), with --end")
     parser.add_argument("--end", help="interval end, exclusive")
-    parser.add_argument("--target", choices=["rebuild", "main"], default="rebuild")
-    return parser.parse_args(argv)
+    parser.add_argument("--interval", help="START/END in one argument, or 'all' (what Airflow passes)")
+
+
+def interval_from(args: argparse.Namespace) -> Interval | None:
+    """The requested interval; exits with status 2 and a clear message when it is malformed."""
+    try:
+        return Interval.from_args(args.start, args.end, args.interval)
+    except ValueError as exc:
+        print(f"bad interval: {exc}", file=sys.stderr)
+        raise SystemExit(2) from exc
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    interval = None
-    if args.start or args.end:
-        if not (args.start and args.end):
-            print("--start and --end go together", file=sys.stderr)
-            return 2
-        try:
-            interval = Interval.parse(args.start, args.end)
-        except ValueError as exc:
-            print(f"bad interval: {exc}", file=sys.stderr)
-            return 2
+    parser = argparse.ArgumentParser(prog="python -m batch.rebuild", description=__doc__.split("\n")[0])
+    add_interval_args(parser)
+    parser.add_argument("--target", choices=["rebuild", "main"], default="rebuild")
+    args = parser.parse_args(argv)
+    interval = interval_from(args)
     settings = load_settings()
     spark = build_session("eo-rebuild", settings)
     stats = rebuild(spark, settings, interval, args.target)

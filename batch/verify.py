@@ -1,6 +1,6 @@
 """The agreement check: streamed tables equal their batch recomputation, row by row, exactly.
 
-    python -m batch.verify [--start TS --end TS]
+    python -m batch.verify [--start TS --end TS | --interval START/END|all]
 
 Run `python -m batch.rebuild` (same range) first. Checks, all with Great Expectations:
 - each gold table: stream == rebuild (no key missing, extra or different);
@@ -15,20 +15,19 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
-import sys
 import time
 from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from batch.rebuild import RANGE_COLUMN, Interval, classify_log
+from batch.rebuild import RANGE_COLUMN, Interval, add_interval_args, classify_log, interval_from
 from jobs import lake
 from jobs.config import Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff
 from jobs.quality.evidence import Evidence
 from jobs.quality.reconcile import account_for_acks, read_acks
+from jobs.quality.verdicts import run_verdict_path, write_verdict
 from jobs.spark import build_session
 from jobs.tables import BRONZE, GOLD, QUARANTINE, SILVER, SOURCE_KEY
 
@@ -80,7 +79,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     return result
 
 
-def verify(spark, settings: Settings, interval: Interval | None = None) -> dict:
+def verify(spark, settings: Settings, interval: Interval | None = None, verdict_file: Path | None = None) -> dict:
     started = time.monotonic()
     evidence = Evidence(Path(settings.reports_root) / "gx")
     tables = {}
@@ -102,19 +101,8 @@ def verify(spark, settings: Settings, interval: Interval | None = None) -> dict:
         "data_docs": evidence.publish(),
         "seconds": round(time.monotonic() - started, 1),
     }
-    write_verdict(settings, verdict)
+    write_verdict(settings, verdict, verdict_file)
     return verdict
-
-
-def write_verdict(settings: Settings, verdict: dict) -> Path:
-    folder = Path(settings.reports_root) / "verify"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = verdict["checked_at"].replace(":", "").replace("+0000", "Z")
-    text = json.dumps(verdict, indent=2, default=str)
-    (folder / f"{stamp}.json").write_text(text)
-    latest = folder / "latest.json"
-    latest.write_text(text)
-    return latest
 
 
 def describe(verdict: dict) -> str:
@@ -142,19 +130,14 @@ def describe(verdict: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m batch.verify", description=__doc__.split("\n")[0])
-    parser.add_argument("--start")
-    parser.add_argument("--end")
+    add_interval_args(parser)
+    parser.add_argument("--run-name", help="also keep the verdict as reports/verify/runs/<name>.json (Airflow)")
     args = parser.parse_args(argv)
-    interval = None
-    if args.start or args.end:
-        try:
-            interval = Interval.parse(args.start or "", args.end or "")
-        except ValueError as exc:
-            print(f"bad interval: {exc}", file=sys.stderr)
-            return 2
+    interval = interval_from(args)
     settings = load_settings()
     spark = build_session("eo-verify", settings)
-    verdict = verify(spark, settings, interval)
+    run_file = run_verdict_path(settings, args.run_name) if args.run_name else None
+    verdict = verify(spark, settings, interval, run_file)
     print(describe(verdict), flush=True)
     return 0 if verdict["passed"] else 1
 

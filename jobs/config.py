@@ -40,6 +40,7 @@ class Settings:
     topic_partitions: int
     spark_master: str
     tables: dict[str, str] = field(default_factory=dict)
+    maintenance: dict[str, int] = field(default_factory=dict)
 
     def table_path(self, name: str, namespace: str = "main") -> str:
         if name not in self.tables:
@@ -81,4 +82,4 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
         values[key] = _absolute(str(values[key]))
     values["topic_partitions"] = int(values["topic_partitions"])
-    return Settings(env=env, tables=dict(raw["tables"]), **values)
+    return Settings(env=env, tables=dict(raw["tables"]), maintenance=dict(raw.get("maintenance", {})), **values)

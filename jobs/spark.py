@@ -61,6 +61,7 @@ def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None
     builder = SparkSession.builder.appName(app_name)
     merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
     if not under_spark_submit():
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, before the JVM starts
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(jar_paths())
     merged.update(conf or {})

@@ -39,30 +39,40 @@ def build_pyfiles(target: Path = PYFILES_ZIP) -> Path:
     return target
 
 
-def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:
-    """`script` is relative to the repo, e.g. streaming/run.py."""
-    confs = {
+def submit_conf(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The --conf settings every job gets (the Airflow operator uses the same)."""
+    return {
         "spark.jars": ",".join(jar_paths()),
         "spark.driver.memory": "4g",
         "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+        # Every server this project starts listens on loopback only.
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
-        **(conf or {}),
+        **(extra or {}),
     }
+
+
+def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:
+    """`script` is relative to the repo, e.g. streaming/run.py."""
     cmd = [spark_submit_binary(), "--master", settings.spark_master]
-    for key, value in confs.items():
+    for key, value in submit_conf(conf).items():
         cmd += ["--conf", f"{key}={value}"]
     cmd += ["--py-files", str(build_pyfiles()), str(REPO_ROOT / script), *args]
     return cmd
 
 
+def job_env() -> dict[str, str]:
+    """The variables a spark-submit'ed job needs on top of the caller's environment."""
+    return {
+        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "EO_HOME": str(REPO_ROOT),  # the job code runs from a zip; config stays here
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
+
+
 def submit_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {**os.environ, **(extra or {})}
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    env.setdefault("EO_HOME", str(REPO_ROOT))  # the job code runs from a zip; config stays here
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    return env
+    return {**os.environ, **job_env(), **(extra or {})}
 
 
 def run_job(script: str, args: list[str], settings: Settings, env: dict[str, str] | None = None, check: bool = True):

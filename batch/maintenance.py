@@ -1,0 +1,70 @@
+"""OPTIMIZE and VACUUM the platform's Delta tables.
+
+    python -m batch.maintenance --optimize
+    python -m batch.maintenance --vacuum --retention-hours 168
+
+VACUUM refuses a retention shorter than the streams may need (see jobs/maintenance.py) and
+exits 2 with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from jobs.config import Settings, load_settings
+from jobs.maintenance import UnsafeRetention, check_retention
+from jobs.spark import build_session
+from jobs.tables import ALL
+
+# Compaction order for the columns that the refine query and the rebuild filter on.
+ZORDER = {"silver": ["event_time"], "campaign_minute_metrics": ["window_start"], "user_sessions": ["session_end"]}
+
+
+def optimize(spark, settings: Settings) -> None:
+    for name in ALL:
+        started = time.monotonic()
+        path = settings.table_path(name)
+        zorder = f" ZORDER BY ({', '.join(ZORDER[name])})" if name in ZORDER else ""
+        metrics = spark.sql(f"OPTIMIZE delta.`{path}`{zorder}").first().metrics
+        print(
+            f"[optimize] {name}: {metrics.numFilesRemoved} files -> {metrics.numFilesAdded} "
+            f"({time.monotonic() - started:.1f} s)",
+            flush=True,
+        )
+
+
+def vacuum(spark, settings: Settings, retention_hours: float) -> None:
+    for name in ALL:
+        started = time.monotonic()
+        spark.sql(f"VACUUM delta.`{settings.table_path(name)}` RETAIN {retention_hours} HOURS")
+        print(f"[vacuum] {name}: done ({time.monotonic() - started:.1f} s)", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m batch.maintenance", description=__doc__.split("\n")[0])
+    parser.add_argument("--optimize", action="store_true")
+    parser.add_argument("--vacuum", action="store_true")
+    parser.add_argument("--retention-hours", type=float, default=168.0)
+    args = parser.parse_args(argv)
+    if not (args.optimize or args.vacuum):
+        parser.error("say --optimize, --vacuum or both")
+    settings = load_settings()
+    if args.vacuum:
+        try:
+            policy = check_retention(settings, args.retention_hours)
+        except UnsafeRetention as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        print(f"[vacuum] retention {args.retention_hours:g} h >= required {policy.required_hours:.0f} h")
+    spark = build_session("eo-maintenance", settings)
+    if args.optimize:
+        optimize(spark, settings)
+    if args.vacuum:
+        vacuum(spark, settings, args.retention_hours)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

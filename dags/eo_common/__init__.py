@@ -1,0 +1,1 @@
+"""What the DAGs share. Listed in .airflowignore: only imported, never parsed as DAGs."""

@@ -1,0 +1,70 @@
+"""
+### lake_maintenance
+
+Weekly: compact the Delta tables (OPTIMIZE, Z-ordered on the columns the jobs filter on),
+VACUUM what no version needs any more, and delete old verification reports.
+
+The VACUUM retention (`retention_hours`) is checked first: it must outlast Delta's minimum,
+the longest allowed stream downtime and the current refine lag (`conf/platform.toml`,
+`[maintenance]`). An unsafe value fails `check_retention` with the reason, before anything runs.
+"""
+
+from __future__ import annotations
+
+from airflow.sdk import CronTriggerTimetable, Param, dag, task
+from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubmitOperator
+
+
+@dag(
+    dag_id="lake_maintenance",
+    schedule=CronTriggerTimetable("0 3 * * 0", timezone="UTC"),
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    tags=[*TAGS, "maintenance", "delta"],
+    doc_md=__doc__,
+    params={
+        "retention_hours": Param(168, type="integer", minimum=0, description="VACUUM retention"),
+        "report_keep_days": Param(30, type="integer", minimum=1, description="keep reports this long"),
+    },
+)
+def lake_maintenance():
+    @task
+    def check_retention(params=None) -> float:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from jobs.config import load_settings
+        from jobs.maintenance import UnsafeRetention
+        from jobs.maintenance import check_retention as check
+
+        try:
+            return check(load_settings(), params["retention_hours"]).required_hours
+        except UnsafeRetention as exc:
+            raise AirflowFailException(str(exc)) from exc
+
+    optimize = PlatformSparkSubmitOperator(
+        task_id="optimize", script="batch/maintenance.py", application_args=["--optimize"]
+    )
+    vacuum = PlatformSparkSubmitOperator(
+        task_id="vacuum",
+        script="batch/maintenance.py",
+        application_args=["--vacuum", "--retention-hours={{ params.retention_hours }}"],
+    )
+
+    @task
+    def cleanup_reports(params=None) -> int:
+        from jobs.config import load_settings
+        from jobs.maintenance import old_reports
+
+        stale = old_reports(load_settings(), params["report_keep_days"])
+        for path in stale:
+            path.unlink()
+        print(f"deleted {len(stale)} reports older than {params['report_keep_days']} days")
+        return len(stale)
+
+    check_retention() >> optimize >> vacuum
+    cleanup_reports()
+
+
+lake_maintenance()

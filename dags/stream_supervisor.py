@@ -1,0 +1,88 @@
+"""
+### stream_supervisor
+
+Every five minutes: are the streaming queries alive and fresh?
+
+- **inspect**: is the streaming job running; per query, the last committed micro-batch and how
+  long ago it committed; consumer lag per Kafka partition (end offsets against the `ingest`
+  checkpoint) and bronze versions not yet refined (against the `refine` checkpoint).
+- **restart_if_needed**: a dead job, or one with lag that has not committed for
+  `max_silence_minutes`, is restarted; it resumes from its checkpoints.
+- **check_lag**: fails loudly when lag exceeds `max_lag_records`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import Param, dag, task
+from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS
+
+
+@dag(
+    dag_id="stream_supervisor",
+    schedule=timedelta(minutes=5),
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    default_args={**DEFAULT_ARGS, "retries": 1, "retry_delay": timedelta(seconds=30)},
+    tags=[*TAGS, "streaming", "operations"],
+    doc_md=__doc__,
+    params={
+        "max_lag_records": Param(500_000, type="integer", minimum=0, description="Kafka records behind"),
+        "max_silence_minutes": Param(15, type="integer", minimum=1, description="no commit while behind"),
+        "restart": Param(True, type="boolean", description="restart a dead or stalled job"),
+    },
+)
+def stream_supervisor():
+    @task
+    def inspect() -> dict:
+        from infra import streaming
+        from jobs.config import load_settings
+        from jobs.monitoring import health
+
+        settings = load_settings()
+        report = {"running": streaming.running(settings), "queries": health(settings)}
+        for name, q in report["queries"].items():
+            print(f"{name}: batch {q['last_batch']}, {q['seconds_since_commit']} s since commit, lag {q['lag']}")
+        return report
+
+    @task
+    def restart_if_needed(report: dict, params=None) -> str:
+        from infra import streaming
+        from jobs.config import load_settings
+
+        settings = load_settings()
+        stalled = [
+            name
+            for name, q in report["queries"].items()
+            if q["lag"] > 0 and (q["seconds_since_commit"] or 0) > params["max_silence_minutes"] * 60
+        ]
+        if report["running"] and not stalled:
+            return "healthy"
+        if not params["restart"]:
+            return "dead or stalled, restart disabled"
+        if report["running"]:
+            streaming.kill(settings)
+        pid = streaming.start(settings)
+        reason = f"stalled: {stalled}" if stalled else "not running"
+        print(f"restarted the streaming job ({reason}), pid {pid}; it resumes from its checkpoints")
+        return f"restarted ({reason})"
+
+    @task
+    def check_lag(report: dict, params=None) -> int:
+        from airflow.sdk.exceptions import AirflowFailException
+
+        ingest = report["queries"]["ingest"]
+        if ingest["lag"] > params["max_lag_records"]:
+            raise AirflowFailException(
+                f"ingest is {ingest['lag']} records behind Kafka (limit {params['max_lag_records']}); "
+                f"per partition: {ingest['lag_by_partition']}"
+            )
+        return ingest["lag"]
+
+    report = inspect()
+    restart_if_needed(report) >> check_lag(report)
+
+
+stream_supervisor()

@@ -1,0 +1,81 @@
+"""
+### verify_agreement
+
+Great Expectations agreement check: the streamed gold tables must equal their batch
+recomputation row by row, exactly; silver keys unique; every acknowledged record accounted for.
+
+- **When**: after every `rebuild_derived` run (it emits the `gold_rebuilt` asset with the
+  interval it rebuilt), and on its own daily schedule for the previous day.
+- **Fails** the run on any disagreement; the verdict (`reports/verify/latest.json`) and the
+  Data Docs are published by `publish_data_docs`, whose log and return value carry their paths.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, dag, task
+from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
+
+
+@dag(
+    dag_id="verify_agreement",
+    schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 6 * * *", timezone="UTC"), assets=GOLD_REBUILT),
+    start_date=START_DATE,
+    catchup=False,
+    max_active_runs=1,
+    default_args={**DEFAULT_ARGS, "retries": 1},
+    tags=[*TAGS, "quality", "great-expectations"],
+    doc_md=__doc__,
+)
+def verify_agreement():
+    @task
+    def pick_interval(triggering_asset_events=None, logical_date=None) -> str:
+        """The interval(s) rebuilt since the last check, or the previous day on the timetable."""
+        intervals = [
+            event.extra.get("interval")
+            for events in (triggering_asset_events or {}).values()
+            for event in events
+            if event.extra.get("interval")
+        ]
+        if "all" in intervals:
+            return "all"
+        if intervals:
+            starts, ends = zip(*(i.split("/") for i in intervals), strict=True)
+            return f"{min(starts)}/{max(ends)}"
+        return f"{(logical_date - timedelta(days=1)).isoformat()}/{logical_date.isoformat()}"
+
+    verify = PlatformSparkSubmitOperator(
+        task_id="verify",
+        script="batch/verify.py",
+        application_args=[
+            "--interval={{ ti.xcom_pull(task_ids='pick_interval') }}",
+            "--run-name={{ run_id }}",
+        ],
+    )
+
+    @task(trigger_rule="all_done")
+    def publish_data_docs(run_id=None) -> dict:
+        """Point at this run's verdict and the Data Docs; fail the run when the check failed."""
+        import json
+
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from jobs.config import load_settings
+        from jobs.quality.verdicts import run_verdict_path
+
+        path = run_verdict_path(load_settings(), run_id)
+        if not path.exists():
+            raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
+        verdict = json.loads(path.read_text())
+        print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
+        print(f"Data Docs: {verdict['data_docs']}")
+        if not verdict["passed"]:
+            failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
+            raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")
+        return {"passed": True, "verdict": str(path), "data_docs": verdict["data_docs"]}
+
+    pick_interval() >> verify >> publish_data_docs()
+
+
+verify_agreement()

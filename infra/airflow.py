@@ -1,0 +1,171 @@
+"""Airflow 3 for this project on one machine: API server + UI, scheduler, DAG processor, triggerer.
+
+    python -m infra.airflow start|stop|status [--port 8080] [--home DIR]
+
+Metadata in SQLite under data/airflow/ by default; set EO_AIRFLOW_DB_URL (for example
+postgresql+psycopg://user:pw@127.0.0.1:5432/airflow) to use PostgreSQL. LocalExecutor with a
+parallelism sized for 2 cores, no example DAGs, the `spark_default` connection created if
+missing (local[*]; point it at a cluster master in the UI without touching code). The login
+is `admin` with a password generated on first start and kept in <home>/passwords.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra import process
+from jobs.config import REPO_ROOT
+
+DEFAULT_HOME = REPO_ROOT / "data" / "airflow"
+COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+USER = "admin"
+
+
+@dataclass(frozen=True)
+class AirflowService:
+    home: Path
+    port: int = 8080
+
+    @classmethod
+    def default(cls, port: int | None = None, home: Path | None = None) -> AirflowService:
+        port = port or int(os.environ.get("EO_AIRFLOW_PORT", "8080"))
+        return cls(home or Path(os.environ.get("EO_AIRFLOW_HOME", DEFAULT_HOME)), port)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _secret(self, name: str, make) -> str:
+        """Generated once per home, never in the repo."""
+        path = self.home / "secrets.json"
+        values = json.loads(path.read_text()) if path.exists() else {}
+        if name not in values:
+            values[name] = make()
+            self.home.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+            path.chmod(0o600)
+        return values[name]
+
+    def password(self) -> str:
+        password = self._secret("admin_password", lambda: secrets.token_urlsafe(12))
+        passwords = self.home / "passwords.json"
+        passwords.write_text(json.dumps({USER: password}))
+        passwords.chmod(0o600)
+        return password
+
+    def env(self) -> dict[str, str]:
+        venv_bin = str(Path(sys.executable).parent)
+        db_url = os.environ.get("EO_AIRFLOW_DB_URL", f"sqlite:///{self.home / 'airflow.db'}")
+        return {
+            **os.environ,
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            # Two cores: a few task processes at a time, Spark jobs need the rest.
+            "AIRFLOW__CORE__PARALLELISM": os.environ.get("EO_AIRFLOW_PARALLELISM", "4"),
+            "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": "2",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": os.environ.get("EO_AIRFLOW_PAUSED", "True"),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__BASE_URL": self.url,
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": self._secret("jwt_secret", lambda: secrets.token_urlsafe(32)),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(self.home / "logs"),
+            # The log servers' ports follow the API port, so a second instance (tests) fits.
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.port + 1),
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.port + 2),
+            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+            "EO_HOME": str(REPO_ROOT),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+        }
+
+    def airflow(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        binary = Path(sys.executable).parent / "airflow"
+        return subprocess.run([str(binary), *args], env=self.env(), check=check, capture_output=True, text=True)
+
+    def pid_file(self, component: str) -> Path:
+        return self.home / f"{component}.pid"
+
+    def running(self) -> dict[str, bool]:
+        return {c: process.alive(process.read_pid(self.pid_file(c))) for c in COMPONENTS}
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v2/monitor/health", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def prepare(self) -> None:
+        """Database, connections and serialized DAGs: idempotent."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.password()
+        self.airflow("db", "migrate")
+        if self.airflow("connections", "get", "spark_default", check=False).returncode != 0:
+            self.airflow(
+                "connections", "add", "spark_default", "--conn-type", "spark", "--conn-host",
+                os.environ.get("EO_SPARK_MASTER", "local[*]"),
+            )  # fmt: skip
+        from jobs.submit import build_pyfiles
+
+        build_pyfiles()
+        self.airflow("dags", "reserialize")
+
+    def start(self, timeout: float = 180) -> bool:
+        if all(self.running().values()) and self.healthy():
+            return False
+        if process.port_open(self.port) and not self.running()["api-server"]:
+            raise RuntimeError(f"port {self.port} is taken by another process")
+        self.prepare()
+        env = self.env()
+        binary = str(Path(sys.executable).parent / "airflow")
+        for component, alive in self.running().items():
+            if not alive:
+                process.spawn([binary, component], self.home / f"{component}.log", self.pid_file(component), env=env)
+        process.wait_for(self.healthy, timeout, f"Airflow API server on {self.url}")
+        return True
+
+    def stop(self) -> list[str]:
+        return [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m infra.airflow", description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--home", type=Path)
+    args = parser.parse_args(argv)
+    service = AirflowService.default(args.port, args.home)
+    if args.action == "start":
+        started = service.start()
+        print(f"Airflow {'started' if started else 'already running'}: {service.url}")
+        print(f"login: {USER} / {service.password()}   (home {service.home})")
+        print("DAGs are paused when first seen: unpause them in the UI, or trigger runs there.")
+    elif args.action == "stop":
+        stopped = service.stop()
+        print(f"stopped: {', '.join(stopped)}" if stopped else "Airflow was not running")
+    else:
+        running = service.running()
+        print(json.dumps({"url": service.url, "healthy": service.healthy(), "components": running}, indent=2))
+        return 0 if all(running.values()) else 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

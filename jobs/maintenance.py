@@ -1,0 +1,76 @@
+"""Lake maintenance policy: when VACUUM is safe, and which old reports may go.
+
+VACUUM deletes data files no longer in the latest table version. A streaming query that is
+behind still needs the files of the versions it has not read yet (OPTIMIZE removes the small
+ones it compacted), so the retention must outlast the longest lag a stream can have.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobs.config import Settings
+from jobs.monitoring import read_checkpoint
+from jobs.tables import BRONZE
+
+
+class UnsafeRetention(ValueError):
+    """The requested VACUUM retention could delete files a stream still needs."""
+
+
+@dataclass(frozen=True)
+class RetentionPolicy:
+    required_hours: float
+    reasons: dict[str, float]
+
+
+def oldest_unread_commit_age_hours(settings: Settings) -> float:
+    """Age of the oldest bronze commit the refine query has not processed yet (0 if none)."""
+    log = Path(settings.table_path(BRONZE.name)) / "_delta_log"
+    state = read_checkpoint(settings.checkpoint_path("refine"))
+    next_version = int(state.source_offsets[0]["reservoirVersion"]) if state.source_offsets else 0
+    unread = sorted(int(p.stem) for p in log.glob("*.json") if p.stem.isdigit() and int(p.stem) >= next_version)
+    if not unread:
+        return 0.0
+    first = log / f"{unread[0]:020d}.json"
+    for line in first.read_text().splitlines():
+        info = json.loads(line).get("commitInfo")
+        if info and "timestamp" in info:
+            return max(0.0, (time.time() * 1000 - info["timestamp"]) / 3_600_000)
+    return max(0.0, (time.time() - first.stat().st_mtime) / 3600)
+
+
+def retention_policy(settings: Settings) -> RetentionPolicy:
+    m = settings.maintenance
+    margin = m.get("safety_margin_hours", 24)
+    reasons = {
+        "delta minimum": m.get("min_retention_hours", 168),
+        "longest allowed stream downtime + margin": m.get("max_stream_downtime_hours", 72) + margin,
+        "current refine lag + margin": oldest_unread_commit_age_hours(settings) + margin,
+    }
+    return RetentionPolicy(max(reasons.values()), reasons)
+
+
+def check_retention(settings: Settings, hours: float) -> RetentionPolicy:
+    policy = retention_policy(settings)
+    if hours < policy.required_hours:
+        detail = "; ".join(f"{k} {v:.0f} h" for k, v in policy.reasons.items())
+        raise UnsafeRetention(
+            f"refusing VACUUM with {hours:g} h retention: it must be at least {policy.required_hours:.0f} h ({detail})"
+        )
+    return policy
+
+
+def old_reports(settings: Settings, keep_days: float, now: float | None = None) -> list[Path]:
+    """Verification reports older than keep_days; latest.json always stays."""
+    cutoff = (now or time.time()) - keep_days * 86400
+    root = Path(settings.reports_root)
+    candidates = [
+        *(root / "verify").glob("*.json"),
+        *(root / "verify" / "runs").glob("*.json"),
+        *(root / "gx" / "gx" / "uncommitted" / "validations").rglob("*.json"),
+    ]
+    return sorted(p for p in candidates if p.name != "latest.json" and p.stat().st_mtime < cutoff)
