@@ -9,7 +9,8 @@ JARS := $(CURDIR)/.cache/jars
 MVN := mvn -q -B -s $(CURDIR)/infra/maven/settings.xml
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: help setup system venv jars lock demo test test-unit lint fmt kafka-start kafka-stop kafka-status clean
+.PHONY: help setup system venv jars lock demo test test-unit lint fmt kafka-start kafka-stop kafka-status \
+	airflow airflow-stop airflow-status stream-start stream-stop stream-status clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -63,6 +64,20 @@ kafka-stop: venv
 	$(PYTHON) -m infra.kafka stop
 kafka-status: venv
 	$(PYTHON) -m infra.kafka status
+
+airflow: setup ## start Airflow (UI, scheduler, DAG processor, triggerer) and print the login
+	$(PYTHON) -m infra.airflow start
+airflow-stop: venv ## stop Airflow
+	$(PYTHON) -m infra.airflow stop
+airflow-status: venv
+	$(PYTHON) -m infra.airflow status
+
+stream-start: setup ## run the streaming job continuously in the background (needs Kafka)
+	$(PYTHON) -m infra.streaming start
+stream-stop: venv
+	$(PYTHON) -m infra.streaming stop
+stream-status: venv ## is it running; lag per partition; seconds since the last commit
+	$(PYTHON) -m infra.streaming status
 
 clean: ## remove generated data and reports (keeps the venv and jars)
 	rm -rf data reports spark-warehouse

@@ -68,7 +68,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     }
     row["accepted"] = acked if acked is not None else row["bronze"]
     row["accounted"] = row["silver"] + row["quarantine"] + duplicates
-    frame = spark.createDataFrame([row])
+    frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
     result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile()))
     if acks is not None:
         found = account_for_acks(acks, bronze, silver, quarantine).persist()

@@ -27,7 +27,7 @@ INTERVAL = (
 
 @dag(
     dag_id="rebuild_derived",
-    schedule=CronDataIntervalTimetable("0 1 * * *", timezone="UTC"),
+    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=START_DATE,
     catchup=False,
     max_active_runs=1,  # replaceWhere runs on one table do not overlap

@@ -31,7 +31,7 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, Pla
 def verify_agreement():
     @task
     def pick_interval(triggering_asset_events=None, logical_date=None) -> str:
-        """The interval(s) rebuilt since the last check, or the previous day on the timetable."""
+        """The interval(s) rebuilt since the last check, or the previous UTC day on the timetable."""
         intervals = [
             event.extra.get("interval")
             for events in (triggering_asset_events or {}).values()
@@ -43,7 +43,8 @@ def verify_agreement():
         if intervals:
             starts, ends = zip(*(i.split("/") for i in intervals), strict=True)
             return f"{min(starts)}/{max(ends)}"
-        return f"{(logical_date - timedelta(days=1)).isoformat()}/{logical_date.isoformat()}"
+        today = logical_date.replace(hour=0, minute=0, second=0, microsecond=0)
+        return f"{(today - timedelta(days=1)).isoformat()}/{today.isoformat()}"
 
     verify = PlatformSparkSubmitOperator(
         task_id="verify",

@@ -6,6 +6,8 @@ need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v python3.11 >/dev/null 2>&1 || need+=(python3.11 python3.11-venv)
+# Debian's Chromium: the browser the Airflow UI test drives (no browser download at run time).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 for pkg in ${EO_EXTRA_APT_PACKAGES:-}; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

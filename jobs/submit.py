@@ -68,6 +68,8 @@ def job_env() -> dict[str, str]:
         "SPARK_LOCAL_IP": "127.0.0.1",
         "EO_HOME": str(REPO_ROOT),  # the job code runs from a zip; config stays here
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        # spark-submit and the job's Python come from this environment, wherever it is called from.
+        "PATH": os.pathsep.join(filter(None, [str(Path(sys.executable).parent), os.environ.get("PATH")])),
     }
 
 

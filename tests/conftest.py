@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
 
-from jobs.config import Settings, load_settings
+from jobs.config import REPO_ROOT, Settings, load_settings
+
+# Airflow reads its configuration when first imported: point it at a scratch home first.
+AIRFLOW_TEST_HOME = Path(tempfile.mkdtemp(prefix="eo-airflow-tests-"))
+os.environ.update(
+    {
+        "AIRFLOW_HOME": str(AIRFLOW_TEST_HOME),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{AIRFLOW_TEST_HOME / 'airflow.db'}",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[2]"}',
+    }
+)
 
 TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
 
@@ -75,4 +88,23 @@ def pipeline(tmp_path, kafka) -> Settings:
 
     settings = lake_settings(tmp_path, kafka_bootstrap=kafka.bootstrap)
     ensure_topic(settings)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def two_day_lake(spark, tmp_path_factory) -> Settings:
+    """Two days of clickstream (from 2026-11-20) in bronze, streamed into silver and gold by the
+    refine logic in two micro-batches: what the Airflow DAGs rebuild and verify."""
+    from producer.generator import ClickstreamGenerator
+    from streaming.refine import RefineBatch
+    from tests.helpers import bronze_frame, prepare_lake, records
+
+    settings = lake_settings(tmp_path_factory.mktemp("two-day-lake"))
+    generator = ClickstreamGenerator(seed=5, span_hours=48, total_events=3000, users=60)
+    rows = records(m.value for m in generator.messages())
+    prepare_lake(spark, settings, rows)
+    refine = RefineBatch(settings, log_progress=False)
+    half = len(rows) // 2
+    refine(bronze_frame(spark, rows[:half]), 0)
+    refine(bronze_frame(spark, rows[half:]), 1)
     return settings

@@ -1,0 +1,101 @@
+"""The DAG files: they import, carry tags, retries and docs, parse fast, and wire tasks in order."""
+
+import subprocess
+import sys
+
+import pytest
+
+from jobs.config import REPO_ROOT
+
+pytestmark = pytest.mark.unit
+
+DAGS = REPO_ROOT / "dags"
+EXPECTED = {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"}
+
+
+@pytest.fixture(scope="module")
+def dagbag():
+    sys.path.insert(0, str(DAGS))  # as the DAG processor does, for eo_common
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(DAGS))
+
+
+def test_every_dag_imports_without_errors(dagbag):
+    assert dagbag.import_errors == {}
+    assert set(dagbag.dag_ids) == EXPECTED
+
+
+def test_shared_code_is_not_parsed_as_dags():
+    assert "eo_common/" in (DAGS / ".airflowignore").read_text()
+
+
+def test_tags_retries_and_docs_everywhere(dagbag):
+    for dag in dagbag.dags.values():
+        assert "effectively-once" in dag.tags and len(dag.tags) >= 2, dag.dag_id
+        assert dag.doc_md and dag.dag_id in dag.doc_md, dag.dag_id
+        for t in dag.tasks:
+            assert t.retries >= 1, f"{dag.dag_id}.{t.task_id} has no retries"
+
+
+PARSE_TIMER = """
+import sys, time, runpy
+sys.path.insert(0, {dags!r})
+import airflow.sdk, eo_common.platform  # warm: Airflow itself is not the DAG file's cost
+started = time.perf_counter()
+runpy.run_path({path!r})
+elapsed = time.perf_counter() - started
+heavy = sorted(m for m in ("pyspark", "great_expectations", "delta", "pandas") if m in sys.modules)
+print(f"{{elapsed:.3f}} {{','.join(heavy)}}")
+"""
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_dag_file_parses_in_under_a_second_without_heavy_imports(name):
+    code = PARSE_TIMER.format(dags=str(DAGS), path=str(DAGS / f"{name}.py"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    elapsed, heavy = float(out[0]), out[1] if len(out) > 1 else ""
+    assert elapsed < 1.0, f"{name} took {elapsed:.2f} s to parse"
+    assert heavy == "", f"{name} imports {heavy} at parse time"
+
+
+def downstream(dag, task_id):
+    return {t.task_id for t in dag.get_task(task_id).downstream_list}
+
+
+def test_task_order(dagbag):
+    rebuild = dagbag.dags["rebuild_derived"]
+    assert downstream(rebuild, "rebuild_interval") == {"announce_rebuilt"}
+    verify = dagbag.dags["verify_agreement"]
+    assert downstream(verify, "pick_interval") == {"verify"}
+    assert downstream(verify, "verify") == {"publish_data_docs"}
+    assert verify.get_task("publish_data_docs").trigger_rule == "all_done"
+    supervisor = dagbag.dags["stream_supervisor"]
+    assert downstream(supervisor, "inspect") == {"restart_if_needed", "check_lag"}
+    assert downstream(supervisor, "restart_if_needed") == {"check_lag"}
+    maintenance = dagbag.dags["lake_maintenance"]
+    assert downstream(maintenance, "check_retention") == {"optimize"}
+    assert downstream(maintenance, "optimize") == {"vacuum"}
+    assert maintenance.get_task("cleanup_reports").upstream_list == []
+
+
+def test_spark_work_goes_through_spark_submit(dagbag):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    spark_tasks = {
+        (dag.dag_id, t.task_id) for dag in dagbag.dags.values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)
+    }
+    assert spark_tasks == {
+        ("rebuild_derived", "rebuild_interval"),
+        ("verify_agreement", "verify"),
+        ("lake_maintenance", "optimize"),
+        ("lake_maintenance", "vacuum"),
+    }
+    assert all(dagbag.dags[d].get_task(t)._conn_id == "spark_default" for d, t in spark_tasks)
+
+
+def test_verify_runs_after_each_rebuild_and_on_its_own_schedule(dagbag):
+    verify = dagbag.dags["verify_agreement"]
+    assert "gold_rebuilt" in str(verify.timetable.asset_condition)
+    assert verify.timetable.timetable.expression == "0 6 * * *"
+    assert dagbag.dags["rebuild_derived"].get_task("announce_rebuilt").outlets[0].name == "gold_rebuilt"

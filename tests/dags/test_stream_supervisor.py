@@ -1,0 +1,49 @@
+"""stream_supervisor against a real broker: a dead streaming job is restarted from its
+checkpoints and goes on committing; a healthy one is left alone."""
+
+import time
+from pathlib import Path
+
+import pytest
+from airflow.sdk import DagRunState
+
+from infra import streaming
+from tests.conftest import settings_env
+from tests.integration.producing import produce
+
+pytestmark = pytest.mark.integration
+
+
+def refine_commits(settings) -> int:
+    commits = Path(settings.checkpoint_path("refine")) / "commits"
+    return len(list(commits.glob("[0-9]*"))) if commits.is_dir() else 0
+
+
+def supervise(dag) -> dict:
+    result = dag.test()
+    assert result.state == DagRunState.SUCCESS
+    return {t: result.get_task_instance(t).xcom_pull(task_ids=t) for t in ("inspect", "restart_if_needed", "check_lag")}
+
+
+def test_a_dead_streaming_job_is_restarted_and_catches_up(airflow_db, pipeline, monkeypatch):
+    for key, value in settings_env(pipeline).items():
+        monkeypatch.setenv(key, value)
+    produce(pipeline, 3000)
+    dag = airflow_db.dags["stream_supervisor"]
+    assert not streaming.running(pipeline)
+    try:
+        first = supervise(dag)
+        assert first["inspect"]["running"] is False
+        assert first["restart_if_needed"] == "restarted (not running)"
+        assert first["check_lag"] == 3000  # nothing ingested yet: the whole topic is lag
+        deadline = time.monotonic() + 240
+        while refine_commits(pipeline) == 0:
+            assert streaming.running(pipeline), (streaming.home(pipeline) / "streaming.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "the restarted job never committed"
+            time.sleep(1)
+        second = supervise(dag)
+        assert second["restart_if_needed"] == "healthy"
+        assert second["inspect"]["queries"]["ingest"]["last_batch"] is not None
+    finally:
+        streaming.stop(pipeline)
+    assert not streaming.running(pipeline)

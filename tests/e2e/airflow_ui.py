@@ -1,0 +1,53 @@
+"""Driving the Airflow 3 UI with Playwright and Debian's Chromium (no browser download)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+CHROMIUM = "/usr/bin/chromium"
+# As root in a sandbox, without the network: no sandbox, no background connections.
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def login(page, url: str, user: str, password: str) -> None:
+    page.goto(url)
+    page.get_by_label("Username").fill(user)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(lambda address: "/auth/" not in address)
+    page.wait_for_load_state("networkidle")
+
+
+def dag_ids_listed(page, url: str) -> list[str]:
+    page.goto(f"{url}/dags")
+    page.get_by_role("link", name="rebuild_derived").first.wait_for()
+    return [link.inner_text().strip() for link in page.locator("a[href^='/dags/']").all()]
+
+
+def _pick(dialog, index: int, when: dt.datetime) -> None:
+    """Type a date and time into the index-th datetime field of the backfill form."""
+    dialog.get_by_test_id("datetime-input").nth(index).click()
+    popover = dialog.page.locator("[data-scope=popover][data-part=content][data-state=open]").last
+    popover.get_by_placeholder("YYYY/MM/DD").fill(when.strftime("%Y/%m/%d"))
+    popover.get_by_placeholder("HH:mm").fill(when.strftime("%H:%M"))
+    popover.press("Escape")
+
+
+def trigger_backfill(page, url: str, dag_id: str, start: dt.datetime, end: dt.datetime) -> None:
+    page.goto(f"{url}/dags/{dag_id}")
+    page.get_by_role("button", name="Trigger").first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Backfill", exact=True).click()
+    _pick(dialog, 0, start)
+    _pick(dialog, 1, end)
+    dialog.get_by_role("button", name="Run Backfill").click()
+    dialog.wait_for(state="hidden")
