@@ -9,7 +9,7 @@ JARS := $(CURDIR)/.cache/jars
 MVN := mvn -q -B -s $(CURDIR)/infra/maven/settings.xml
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: help setup system venv jars lock demo test test-unit lint fmt kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-stop stream-status clean
 
 help: ## list the targets
@@ -46,6 +46,9 @@ demo: setup ## start Kafka, produce 1M events, stream, rebuild, verify, print th
 
 test: setup ## the whole suite: unit, integration and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~15 min)
+	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
 test-unit: setup ## unit tests only (a minute)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)

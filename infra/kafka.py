@@ -67,8 +67,10 @@ class Broker:
             return False
         from confluent_kafka.admin import AdminClient
 
+        from jobs.kafka_admin import CLIENT_LOG
+
         try:
-            AdminClient({"bootstrap.servers": self.bootstrap}).list_topics(timeout=2)
+            AdminClient({"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG}).list_topics(timeout=2)
             return True
         except Exception:  # noqa: BLE001 - not up yet, whatever the client says
             return False

@@ -8,6 +8,8 @@ command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v python3.11 >/dev/null 2>&1 || need+=(python3.11 python3.11-venv)
 # Debian's Chromium: the browser the Airflow UI test drives (no browser download at run time).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# PostgreSQL: the external transactional sink of the fault lab (started by infra/postgres.py).
+ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need+=(postgresql)
 for pkg in ${EO_EXTRA_APT_PACKAGES:-}; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

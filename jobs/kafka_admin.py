@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 
 from jobs.config import Settings
+
+# librdkafka logs every refused connection to stderr; while a broker restarts (the fault lab)
+# that is hundreds of lines a second. Route its log through Python logging, quiet by default.
+CLIENT_LOG = logging.getLogger("eo.kafka.client")
+CLIENT_LOG.setLevel(os.environ.get("EO_KAFKA_CLIENT_LOG_LEVEL", "CRITICAL"))
+
+
+def client_config(settings: Settings, **extra) -> dict:
+    return {"bootstrap.servers": settings.kafka_bootstrap, "logger": CLIENT_LOG, **extra}
 
 
 def _admin(settings: Settings):
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": settings.kafka_bootstrap})
+    return AdminClient(client_config(settings))
 
 
 def ensure_topic(settings: Settings, partitions: int | None = None, timeout: float = 30.0) -> None:
@@ -60,7 +71,7 @@ def end_offsets(settings: Settings) -> dict[int, int]:
     """The next offset each partition will get: what a caught-up consumer has read up to."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": settings.kafka_bootstrap, "group.id": "eo-offsets"})
+    consumer = Consumer(client_config(settings, **{"group.id": "eo-offsets"}))
     try:
         result = {}
         for p in topic_partitions(settings):

@@ -7,12 +7,20 @@ overwrite of a whole range with replaceWhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.config import Settings
+from jobs.fencing import Fenced
 from jobs.tables import TableDef
+
+# A Delta write's transaction id: (app id, version). Delta skips a write whose version is not
+# above the last one recorded for that app id on the table; jobs/fencing.py builds on that.
+Txn = tuple[str, int]
+TXN_APP = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 
 
 def read(spark: SparkSession, settings: Settings, table: TableDef, namespace: str = "main") -> DataFrame:
@@ -30,47 +38,91 @@ def _delta(spark: SparkSession, path: str):
     return DeltaTable.forPath(spark, path)
 
 
-def insert_missing(spark: SparkSession, path: str, rows: DataFrame, key: Sequence[str]) -> dict:
+@contextmanager
+def _transaction_id(spark: SparkSession, txn: Txn | None) -> Iterator[None]:
+    """MERGE takes its transaction id from the session (one session per streaming query)."""
+    if txn is None:
+        yield
+        return
+    spark.conf.set(TXN_APP, txn[0])
+    spark.conf.set(TXN_VERSION, str(txn[1]))
+    try:
+        yield
+    finally:
+        spark.conf.unset(TXN_APP)
+        spark.conf.unset(TXN_VERSION)
+
+
+def _merge(spark: SparkSession, path: str, build, txn: Txn | None) -> dict:
+    with _transaction_id(spark, txn):
+        metrics = _metrics(build(_delta(spark, path).alias("t")).execute())
+    if txn and not metrics:
+        # Delta returns no metrics when it skipped the write: a newer epoch claimed the table.
+        raise Fenced(f"Delta skipped a write to {path} with version {txn[1]}: a newer instance claimed it")
+    return metrics
+
+
+def insert_missing(
+    spark: SparkSession,
+    path: str,
+    rows: DataFrame,
+    key: Sequence[str],
+    target_filter: str | None = None,
+    txn: Txn | None = None,
+) -> dict:
     """Insert rows whose key is not in the table yet; rows already there are left alone.
 
-    `rows` must hold each key once.
+    `rows` must hold each key once. `target_filter` is a predicate on the target alone (`t.`)
+    that lets Delta skip files that cannot hold these keys.
     """
-    result = _delta(spark, path).alias("t").merge(rows.alias("s"), _on(key)).whenNotMatchedInsertAll().execute()
-    return _metrics(result)
+    return _merge(
+        spark, path, lambda t: t.merge(rows.alias("s"), _on(key, target_filter)).whenNotMatchedInsertAll(), txn
+    )
 
 
 def upsert(
-    spark: SparkSession, path: str, rows: DataFrame, key: Sequence[str], target_filter: str | None = None
+    spark: SparkSession,
+    path: str,
+    rows: DataFrame,
+    key: Sequence[str],
+    target_filter: str | None = None,
+    txn: Txn | None = None,
 ) -> dict:
-    """Replace the rows of these keys by the given values (a recomputation), insert new ones.
-
-    `target_filter` is a predicate on the target alone (`t.`), for partition pruning.
-    """
-    result = (
-        _delta(spark, path)
-        .alias("t")
-        .merge(rows.alias("s"), _on(key, target_filter))
-        .whenMatchedUpdateAll()
-        .whenNotMatchedInsertAll()
-        .execute()
+    """Replace the rows of these keys by the given values (a recomputation), insert new ones."""
+    return _merge(
+        spark,
+        path,
+        lambda t: t.merge(rows.alias("s"), _on(key, target_filter)).whenMatchedUpdateAll().whenNotMatchedInsertAll(),
+        txn,
     )
-    return _metrics(result)
 
 
 def apply_changes(
-    spark: SparkSession, path: str, changes: DataFrame, key: Sequence[str], target_filter: str | None = None
+    spark: SparkSession,
+    path: str,
+    changes: DataFrame,
+    key: Sequence[str],
+    target_filter: str | None = None,
+    txn: Txn | None = None,
 ) -> dict:
     """Upsert rows with `_delete` false and delete those with `_delete` true, in one commit."""
-    result = (
-        _delta(spark, path)
-        .alias("t")
-        .merge(changes.alias("s"), _on(key, target_filter))
-        .whenMatchedDelete(condition="s._delete")
-        .whenMatchedUpdateAll(condition="NOT s._delete")
-        .whenNotMatchedInsertAll(condition="NOT s._delete")
-        .execute()
+    return _merge(
+        spark,
+        path,
+        lambda t: (
+            t.merge(changes.alias("s"), _on(key, target_filter))
+            .whenMatchedDelete(condition="s._delete")
+            .whenMatchedUpdateAll(condition="NOT s._delete")
+            .whenNotMatchedInsertAll(condition="NOT s._delete")
+        ),
+        txn,
     )
-    return _metrics(result)
+
+
+def claim(spark: SparkSession, table: TableDef, path: str, txn: Txn) -> None:
+    """An empty commit that records `txn` on the table: writes with lower versions are skipped."""
+    empty = spark.createDataFrame([], table.ddl)
+    empty.write.format("delta").mode("append").option("txnAppId", txn[0]).option("txnVersion", txn[1]).save(path)
 
 
 def overwrite(rows: DataFrame, path: str, replace_where: str | None = None) -> None:

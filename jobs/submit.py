@@ -66,6 +66,7 @@ def job_env() -> dict[str, str]:
     return {
         "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "SPARK_LOCAL_IP": "127.0.0.1",
+        "TZ": "UTC",  # Python-side timestamps (collect, PostgreSQL) in the session time zone
         "EO_HOME": str(REPO_ROOT),  # the job code runs from a zip; config stays here
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
         # spark-submit and the job's Python come from this environment, wherever it is called from.

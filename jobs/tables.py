@@ -106,6 +106,8 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
     from pyspark.sql.types import StructType
 
     path = settings.table_path(table.name, namespace)
+    if DeltaTable.isDeltaTable(spark, path):  # the usual case on a restart: nothing to load
+        return path
     builder = DeltaTable.createIfNotExists(spark).location(path)
     builder = builder.addColumns(StructType.fromDDL(table.ddl))
     if table.partition_by:

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from jobs.config import Settings
+from jobs.kafka_admin import client_config
 from producer.generator import Message
 
 ACK_HEADER = ("topic", "partition", "offset", "kind")
@@ -35,22 +36,24 @@ class PublishStats:
 
 
 def producer_config(settings: Settings) -> dict:
-    return {
-        "bootstrap.servers": settings.kafka_bootstrap,
-        # Idempotent producer: the broker drops the producer's own retries, so every
-        # duplicate in the topic is one the source meant to send.
-        "enable.idempotence": True,
-        "acks": "all",
-        "linger.ms": 50,
-        "batch.num.messages": 10000,
-        "compression.type": "lz4",
-        "queue.buffering.max.messages": 500000,
-        "queue.buffering.max.kbytes": 1048576,
-        # Ride out a broker restart instead of failing messages.
-        "message.timeout.ms": 300000,
-        # Same partitioner as the Java clients: copies of one key share a partition anywhere.
-        "partitioner": "murmur2_random",
-    }
+    return client_config(
+        settings,
+        **{
+            # Idempotent producer: the broker drops the producer's own retries, so every
+            # duplicate in the topic is one the source meant to send.
+            "enable.idempotence": True,
+            "acks": "all",
+            "linger.ms": 50,
+            "batch.num.messages": 10000,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 500000,
+            "queue.buffering.max.kbytes": 1048576,
+            # Ride out a broker restart instead of failing messages.
+            "message.timeout.ms": 300000,
+            # Same partitioner as the Java clients: copies of one key share a partition anywhere.
+            "partitioner": "murmur2_random",
+        },
+    )
 
 
 def publish(

@@ -1,7 +1,8 @@
 """The two streaming queries, each with its own checkpoint directory.
 
-ingest: Kafka -> bronze, the Delta streaming sink (exactly-once through its own transaction ids).
-refine: bronze -> silver + quarantine + gold, foreachBatch with idempotent MERGEs.
+ingest: Kafka -> bronze, foreachBatch inserting records missing by source coordinates.
+refine: bronze -> silver + quarantine + gold (+ PostgreSQL), foreachBatch with idempotent MERGEs.
+Both fence their commits with this instance's epoch when given one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from pyspark.sql import functions as F
 
 from jobs import lake
 from jobs.config import Settings
+from jobs.fencing import Fence
+from jobs.sinks.postgres import PostgresSink
 from jobs.tables import BRONZE
+from streaming.ingest import IngestBatch
 from streaming.refine import RefineBatch
 
 QUERIES = ("ingest", "refine")
@@ -49,7 +53,9 @@ def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[
     return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
 
 
-def start_ingest(spark: SparkSession, settings: Settings, knobs: Knobs, partitions: list[int]):
+def start_ingest(
+    spark: SparkSession, settings: Settings, knobs: Knobs, partitions: list[int], fence: Fence | None = None
+):
     checkpoint = settings.checkpoint_path("ingest")
     reader = (
         spark.readStream.format("kafka")
@@ -71,23 +77,28 @@ def start_ingest(spark: SparkSession, settings: Settings, knobs: Knobs, partitio
         F.col("timestamp").alias("kafka_timestamp"),
     )
     return (
-        records.writeStream.format("delta")
-        .queryName("ingest")
-        .outputMode("append")
+        records.writeStream.queryName("ingest")
+        .foreachBatch(IngestBatch(settings, fence))
         .option("checkpointLocation", checkpoint)
         .trigger(**_trigger(knobs))
-        .start(settings.table_path(BRONZE.name))
+        .start()
     )
 
 
-def start_refine(spark: SparkSession, settings: Settings, knobs: Knobs):
+def start_refine(
+    spark: SparkSession,
+    settings: Settings,
+    knobs: Knobs,
+    fence: Fence | None = None,
+    sinks: list[PostgresSink] | None = None,
+):
     reader = spark.readStream.format("delta")
     if knobs.max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", str(knobs.max_files_per_trigger))
     return (
         reader.load(settings.table_path(BRONZE.name))
         .writeStream.queryName("refine")
-        .foreachBatch(RefineBatch(settings))
+        .foreachBatch(RefineBatch(settings, fence, sinks or []))
         .option("checkpointLocation", settings.checkpoint_path("refine"))
         .trigger(**_trigger(knobs))
         .start()

@@ -4,7 +4,10 @@ Every step is idempotent, so a batch replayed after a crash at any point converg
 tables:
 1. quarantine: insert-if-missing on the source coordinates;
 2. silver: insert-if-missing on event_id (first copy wins, across all history);
-3. gold: the keys this batch can change are recomputed from silver and upserted.
+3. gold: the keys this batch can change are recomputed from silver and upserted;
+4. external sinks (PostgreSQL, optional): the batch's increments, under their guarantee.
+
+Every Delta write carries this instance's fencing transaction id (jobs/fencing.py).
 
 Gold reads silver right after step 2 of the same batch, so it always sees exactly the events the
 stream has processed; that is what keeps gold exact whatever the lateness (DESIGN.md, late data).
@@ -13,22 +16,25 @@ stream has processed; that is what keeps gold exact whatever the lateness (DESIG
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs import lake
+from jobs import faults, lake
 from jobs.config import Settings
+from jobs.fencing import Fence
+from jobs.sinks.postgres import PostgresSink
 from jobs.tables import (
     CAMPAIGN_MINUTE_METRICS,
     CAMPAIGNS,
     QUARANTINE,
     SILVER,
+    SOURCE_KEY,
     USER_SESSIONS,
 )
 from jobs.transforms.dedup import first_copies
-from jobs.transforms.metrics import affected_windows, campaign_minute_metrics
+from jobs.transforms.metrics import METRIC_KEY, affected_windows, campaign_minute_metrics, revenue, with_window
 from jobs.transforms.parse import classify, parse_events, quarantine_rows, valid_events
 from jobs.transforms.sessions import (
     events_in_ranges,
@@ -66,10 +72,18 @@ class RefineBatch:
     """The foreachBatch function of the refine query."""
 
     settings: Settings
+    fence: Fence | None = None
+    sinks: list[PostgresSink] = field(default_factory=list)
     log_progress: bool = True
 
+    def txn(self, batch_id: int):
+        return (self.fence.job, self.fence.version(batch_id)) if self.fence else None
+
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        if self.fence:
+            self.fence.check()
         timer = StepTimer()
+        txn = self.txn(batch_id)
         spark = batch.sparkSession
         campaigns = lake.read(spark, self.settings, CAMPAIGNS)
         classified = classify(parse_events(batch), campaigns).persist()
@@ -82,17 +96,24 @@ class RefineBatch:
                 return
             timer.lap("parse")
             if counts.get(False):
-                lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key)
+                lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key, txn=txn)
                 timer.lap("quarantine")
             new = first_copies(valid_events(classified)).persist()
-            inserted = lake.insert_missing(spark, self.path(SILVER), new, SILVER.key).get("num_inserted_rows", 0)
+            inserted = lake.insert_missing(spark, self.path(SILVER), new, SILVER.key, txn=txn)
+            inserted = inserted.get("num_inserted_rows", 0)
             timer.lap("silver")
             lo, dates = new.agg(F.min("event_time"), F.collect_set("event_date")).first()
             if dates:
-                self.refresh_metrics(new, dates)
+                self.refresh_metrics(new, dates, txn)
                 timer.lap("metrics")
-                self.refresh_sessions(new, lo)
+                self.refresh_sessions(new, lo, txn)
                 timer.lap("sessions")
+            faults.point("refine.after_delta_commit")
+            if self.sinks and dates:
+                rows = self.increments(new, dates)
+                for sink in self.sinks:
+                    sink.deliver(batch_id, rows)
+                timer.lap("postgres")
             new.unpersist()
             if self.log_progress:
                 print(
@@ -106,7 +127,20 @@ class RefineBatch:
     def path(self, table) -> str:
         return self.settings.table_path(table.name)
 
-    def refresh_metrics(self, new: DataFrame, dates: list) -> None:
+    def increments(self, new: DataFrame, dates: list) -> list[tuple]:
+        """What the events this batch added to silver add to each metric key.
+
+        "Added by this batch" is decided by source coordinates, so a replay finds the same rows
+        even though silver already holds them.
+        """
+        silver = lake.read(new.sparkSession, self.settings, SILVER).where(F.col("event_date").isin(dates))
+        fresh = new.join(silver.select("event_id", *SOURCE_KEY), on=["event_id", *SOURCE_KEY], how="left_semi")
+        totals = (
+            with_window(fresh).groupBy(*METRIC_KEY).agg(F.count(F.lit(1)).alias("events"), revenue().alias("revenue"))
+        )
+        return [tuple(r) for r in totals.collect()]
+
+    def refresh_metrics(self, new: DataFrame, dates: list, txn=None) -> None:
         """Recompute, from silver, every (campaign, type, minute) this batch touched."""
         spark = new.sparkSession
         keys = affected_windows(new)
@@ -120,9 +154,10 @@ class RefineBatch:
             campaign_minute_metrics(scope.drop("window_start")),
             CAMPAIGN_MINUTE_METRICS.key,
             target_filter=f"t.window_date IN ({_sql_dates(dates)})",
+            txn=txn,
         )
 
-    def refresh_sessions(self, new: DataFrame, lo) -> None:
+    def refresh_sessions(self, new: DataFrame, lo, txn=None) -> None:
         """Recompute the sessions this batch's events can extend, join or create."""
         spark = new.sparkSession
         events = new.select("user_id", "event_time")
@@ -134,6 +169,7 @@ class RefineBatch:
             F.col("event_date").between(F.to_date(F.lit(first)), F.to_date(F.lit(last)))
         )
         recomputed = sessionize(events_in_ranges(silver, ranges))
-        lake.apply_changes(spark, self.path(USER_SESSIONS), session_changes(recomputed, touched), USER_SESSIONS.key)
+        changes = session_changes(recomputed, touched)
+        lake.apply_changes(spark, self.path(USER_SESSIONS), changes, USER_SESSIONS.key, txn=txn)
         touched.unpersist()
         ranges.unpersist()

@@ -14,15 +14,21 @@ import datetime as dt
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jobs import lake
-from jobs.config import Settings, load_settings
+from jobs.config import REPO_ROOT, Settings, load_settings
+from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for
 from jobs.kafka_admin import topic_partitions
 from jobs.reference import write_campaigns
+from jobs.sinks import postgres
 from jobs.spark import build_session
-from jobs.tables import CAMPAIGNS, ensure_tables
+from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, CAMPAIGNS, QUARANTINE, SILVER, USER_SESSIONS, ensure_tables
 from streaming.queries import QUERIES, Knobs, start_ingest, start_refine
+
+# The Delta tables each query writes: claimed with the new epoch before its first batch.
+WRITES = {"ingest": (BRONZE,), "refine": (QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
 
 
 def prepare(spark, settings: Settings) -> None:
@@ -30,6 +36,44 @@ def prepare(spark, settings: Settings) -> None:
     ensure_tables(spark, settings)
     if lake.read(spark, settings, CAMPAIGNS).isEmpty():
         write_campaigns(spark, settings)
+
+
+def take_over(spark, settings: Settings, queries: list[str]) -> tuple[dict[str, Fence], list]:
+    """New epochs for this instance's queries; every table they write claimed with them.
+
+    From here on an older instance of the same queries cannot commit (jobs/fencing.py).
+    """
+    dsn, guarantees = postgres.configured()
+    if dsn:
+        postgres.create_tables(dsn)
+    local_root = settings.checkpoint_root if "://" not in settings.checkpoint_root else str(REPO_ROOT / "data")
+    lease = lease_for(local_root, dsn)
+    fences = {name: Fence.start(lease, name) for name in queries}
+    claims = [
+        (table, settings.table_path(table.name), (name, claim_version(fences[name].epoch)))
+        for name in queries
+        for table in WRITES[name]
+    ]
+    with ThreadPoolExecutor(len(claims)) as pool:  # independent tables: claim them at once
+        list(pool.map(lambda c: lake.claim(spark, *c), claims))
+    sinks = [postgres.PostgresSink(dsn, g, fences["refine"]) for g in guarantees] if dsn and "refine" in fences else []
+    epochs = ", ".join(f"{name} epoch {fence.epoch}" for name, fence in fences.items())
+    print(f"[streaming] {epochs}; PostgreSQL sinks: {', '.join(guarantees) if sinks else 'none'}", flush=True)
+    return fences, sinks
+
+
+# Three layers refuse a stale instance's commit: our epoch checks (Fenced), Spark's checkpoint
+# logs (an offset or commit file the newer instance already wrote), Delta's transaction ids.
+REFUSALS = {
+    "Fenced": "the epoch lease",
+    "CONCURRENT_STREAM_LOG_UPDATE": "the streaming checkpoint log",
+    "ConcurrentTransactionException": "Delta's transaction ids",
+}
+
+
+def _refused_by(exc: BaseException) -> str | None:
+    text = f"{type(exc).__name__}: {exc}"
+    return next((layer for marker, layer in REFUSALS.items() if marker in text), None)
 
 
 def _report(query, started: float) -> None:
@@ -65,6 +109,7 @@ def _write_catch_up(settings: Settings, stats: dict) -> None:
 
 
 def run(settings: Settings, knobs: Knobs, queries: list[str]) -> int:
+    began = time.monotonic()
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     started = time.monotonic()
@@ -72,10 +117,33 @@ def run(settings: Settings, knobs: Knobs, queries: list[str]) -> int:
     if "ingest" in queries and not partitions:
         print(f"topic {settings.topic} not found at {settings.kafka_bootstrap}", file=sys.stderr)
         return 2
+    fences, sinks = take_over(spark, settings, queries)
+    print(
+        f"[streaming] ready in {time.monotonic() - began:.1f} s "
+        f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
+        flush=True,
+    )
     starters = {
-        "ingest": lambda: start_ingest(spark, settings, knobs, partitions),
-        "refine": lambda: start_refine(spark, settings, knobs),
+        "ingest": lambda: start_ingest(spark, settings, knobs, partitions, fences.get("ingest")),
+        "refine": lambda: start_refine(spark, settings, knobs, fences.get("refine"), sinks),
     }
+    try:
+        return _run_queries(spark, settings, knobs, queries, starters, started)
+    except Exception as exc:
+        layer = _refused_by(exc)
+        if layer is None:
+            raise
+        epochs = ", ".join(f"{n} epoch {f.epoch}" for n, f in fences.items())
+        print(
+            f"FENCED: a newer instance of this streaming job has started; {layer} refused this one's "
+            f"commit ({epochs}). It stops without committing anything more.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return EXIT_FENCED
+
+
+def _run_queries(spark, settings: Settings, knobs: Knobs, queries: list[str], starters: dict, started: float) -> int:
     if knobs.until_caught_up:
         # One after the other: refine's snapshot of bronze must include all that ingest wrote.
         rows = {name: _await(starters[name](), started) for name in queries}
@@ -103,6 +171,10 @@ def reset(settings: Settings, query: str) -> int:
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     archived = f"{checkpoint}.reset-{stamp}"
     lake.rename(spark, checkpoint, archived)
+    dsn, _ = postgres.configured()
+    if query == "refine" and dsn:
+        postgres.reset(dsn, "refine")  # bronze is delivered again from its start
+        print("refine: PostgreSQL sink tables emptied; the replay delivers everything again")
     follow_up = {
         "ingest": "ingest restarts from the Kafka offsets right after the last one in bronze",
         "refine": "refine replays bronze from its start; its MERGEs skip what is already there",

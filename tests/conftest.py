@@ -108,3 +108,29 @@ def two_day_lake(spark, tmp_path_factory) -> Settings:
     refine(bronze_frame(spark, rows[:half]), 0)
     refine(bronze_frame(spark, rows[half:]), 1)
     return settings
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server (Debian's packages) on its own port, in a scratch folder."""
+    import shutil
+
+    from infra.postgres import Postgres
+
+    home = Path(tempfile.mkdtemp(prefix="eo-pg-tests-"))  # under /tmp: the server user can reach it
+    server = Postgres(int(os.environ.get("EO_TEST_PG_PORT", "15432")), home)
+    server.start()
+    yield server
+    server.stop()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_dsn(postgres) -> str:
+    """A fresh schema-less database state: every table this project creates is dropped first."""
+    import psycopg
+
+    with psycopg.connect(postgres.dsn(), autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+    return postgres.dsn()

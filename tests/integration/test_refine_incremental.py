@@ -52,7 +52,7 @@ def test_late_event_joins_two_sessions_and_fixes_its_window(spark, lake):
     assert_stream_equals_batch(spark, lake)
 
 
-@pytest.mark.parametrize("seed", [3, 11])
+@pytest.mark.parametrize("seed", [11])
 def test_random_cuts_late_data_and_replays_converge_to_batch(spark, lake, seed):
     rates = Rates(duplicate=0.08, late=0.08, very_late=0.03, out_of_order=0.2, malformed=0.05)
     generator = ClickstreamGenerator(seed=seed, rates=rates, span_hours=6, total_events=700, users=12)

@@ -1,0 +1,133 @@
+"""Fencing: a stale (zombie) instance of a job can never commit once a newer one has started.
+
+Every start of a job takes a new epoch from a lease (a row in PostgreSQL, or without one an
+exclusively created file next to the checkpoints). Commits are fenced two ways:
+- PostgreSQL: the committing transaction locks the lease row and checks the epoch (FOR UPDATE),
+  so a zombie's transaction is refused atomically.
+- Delta: writes carry a transaction id (app id = job, version = epoch << 40 | batch); the new
+  instance first claims every table it writes with version epoch << 40. Delta skips a write whose
+  version is not above the claim, and a write that raced the claim fails its commit.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+EXIT_FENCED = 75  # EX_TEMPFAIL: the supervisor should not count it as a crash to retry
+
+
+class Fenced(RuntimeError):
+    """A newer instance of this job holds the lease: this one must stop without committing."""
+
+
+def claim_version(epoch: int) -> int:
+    return epoch << 40
+
+
+def txn_version(epoch: int, batch_id: int) -> int:
+    return (epoch << 40) + batch_id + 1
+
+
+class Lease(Protocol):
+    def acquire(self, job: str) -> int: ...
+
+    def current(self, job: str) -> int: ...
+
+
+class FileLease:
+    """Epochs as files created with O_EXCL: atomic on a local file system."""
+
+    def __init__(self, root: str) -> None:
+        self.root = Path(root)
+
+    def _folder(self, job: str) -> Path:
+        folder = self.root / "_leases" / job
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def current(self, job: str) -> int:
+        epochs = [int(p.name) for p in self._folder(job).iterdir() if p.name.isdigit()]
+        return max(epochs, default=0)
+
+    def acquire(self, job: str) -> int:
+        while True:
+            epoch = self.current(job) + 1
+            try:
+                os.close(os.open(self._folder(job) / str(epoch), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                return epoch
+            except FileExistsError:
+                continue  # another instance took it: take the next one
+
+
+LEASE_DDL = """
+CREATE TABLE IF NOT EXISTS job_lease (
+    job TEXT PRIMARY KEY,
+    epoch BIGINT NOT NULL,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)
+"""
+
+
+class PostgresLease:
+    """The lease row of each job, in the same database the external sink commits to."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        with self.connect() as conn:
+            conn.execute(LEASE_DDL)
+
+    def connect(self):
+        import psycopg
+
+        return psycopg.connect(self.dsn, autocommit=False)
+
+    def acquire(self, job: str) -> int:
+        with self.connect() as conn:
+            row = conn.execute(
+                "INSERT INTO job_lease (job, epoch) VALUES (%s, 1) "
+                "ON CONFLICT (job) DO UPDATE SET epoch = job_lease.epoch + 1, started_at = now() "
+                "RETURNING epoch",
+                (job,),
+            ).fetchone()
+            return int(row[0])
+
+    def current(self, job: str) -> int:
+        with self.connect() as conn:
+            row = conn.execute("SELECT epoch FROM job_lease WHERE job = %s", (job,)).fetchone()
+            return int(row[0]) if row else 0
+
+
+def assert_epoch_in(conn, job: str, epoch: int) -> None:
+    """Inside the committing transaction: lock the lease row and refuse if a newer epoch holds it."""
+    row = conn.execute("SELECT epoch FROM job_lease WHERE job = %s FOR UPDATE", (job,)).fetchone()
+    current = int(row[0]) if row else 0
+    if current != epoch:
+        raise Fenced(f"{job}: epoch {epoch} was superseded by epoch {current}; refusing to commit")
+
+
+@dataclass
+class Fence:
+    """This instance's epoch for one job, and the checks its commits make."""
+
+    lease: Lease
+    job: str
+    epoch: int
+
+    @classmethod
+    def start(cls, lease: Lease, job: str) -> Fence:
+        return cls(lease, job, lease.acquire(job))
+
+    def check(self) -> None:
+        current = self.lease.current(self.job)
+        if current != self.epoch:
+            raise Fenced(f"{self.job}: epoch {self.epoch} was superseded by epoch {current}; stopping")
+
+    def version(self, batch_id: int) -> int:
+        return txn_version(self.epoch, batch_id)
+
+
+def lease_for(checkpoint_root: str, dsn: str | None) -> Lease:
+    return PostgresLease(dsn) if dsn else FileLease(checkpoint_root)

@@ -1,0 +1,1 @@
+"""External sinks the streaming job delivers to (PostgreSQL)."""

@@ -1,0 +1,368 @@
+"""The fault-injection lab (`make chaos`): effectively-once under crashes, zombies and broker
+restarts, with the three delivery guarantees of the PostgreSQL sink side by side.
+
+    python -m lab.chaos [--seed N] [--kills 20] [--broker-restarts 2] [--zombies 1] [--rate 400]
+    python -m lab.chaos --smoke       # the short version `make test` runs
+
+Real processes throughout: a Kafka broker, PostgreSQL, the streaming job under spark-submit.
+While a producer publishes (with malformed records), the lab SIGKILLs the streaming driver at
+random moments and at named commit points, kills and restarts the broker, and pauses one
+instance while a second one takes over. All three guarantees are delivered by the same job, so
+they live through the very same schedule. Afterwards the stream catches up, the batch rebuild
+recomputes everything from bronze, and the lab counts what each guarantee lost or repeated.
+
+Exits 0 only if exactly-once lost, repeated and mismatched nothing, and the weaker guarantees
+did show losses or duplicates (otherwise the lab could not see what it is for).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import shutil
+import signal
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.kafka import Broker
+from infra.postgres import Postgres
+from jobs.config import REPO_ROOT, load_settings
+from jobs.kafka_admin import ensure_topic
+from jobs.sinks.postgres import GUARANTEES
+from lab import report as lab_report
+from lab.instances import STREAM_ARGS, Instance
+from lab.schedule import HOOKS, Fault, draw
+from lab.timeline import LagSampler, Timeline
+from producer.generator import ClickstreamGenerator, Rates
+from producer.publish import publish
+
+REPORTS = REPO_ROOT / "reports" / "chaos"
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    seed: int
+    kills: int
+    broker_restarts: int
+    zombies: int
+    rate: float
+    hooks: tuple[str, ...] = HOOKS
+    require_weaker: bool = True  # fail if the weaker guarantees show nothing
+    kafka_port: int = 29092
+    pg_port: int = 25432
+
+    @classmethod
+    def smoke(cls, seed: int) -> LabConfig:
+        """A few minutes: two random kills and one inside the exactly-once transaction."""
+        return cls(
+            seed=seed, kills=3, broker_restarts=1, zombies=1, rate=150,
+            hooks=("sink.exactly-once.before_commit",), require_weaker=False,
+        )  # fmt: skip
+
+
+class Producer(threading.Thread):
+    """Publishes a clickstream at `rate` events/s until stopped, recording every ack."""
+
+    def __init__(self, settings, seed: int, rate: float, ack_log: Path) -> None:
+        super().__init__(daemon=True)
+        self.settings, self.seed, self.rate, self.ack_log = settings, seed, rate, ack_log
+        self.stopping = threading.Event()
+        self.stats = None
+
+    def paced(self):
+        rates = Rates(duplicate=0.03, late=0.02, very_late=0.005, malformed=0.02)
+        generator = ClickstreamGenerator(self.seed, rates, span_hours=6, total_events=10_000_000)
+        started = time.monotonic()
+        for n, message in enumerate(generator.messages()):
+            if self.stopping.is_set():
+                return
+            ahead = n / self.rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
+            yield message
+
+    def run(self) -> None:
+        self.stats = publish(self.paced(), self.settings, self.ack_log, progress_every=30, log=lambda *_: None)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join()
+
+
+class Lab:
+    def __init__(self, config: LabConfig) -> None:
+        self.config = config
+        self.run_id = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-seed{config.seed}"
+        self.workdir = REPO_ROOT / "data" / "chaos" / self.run_id
+        self.timeline = Timeline()
+        self.broker = Broker(config.kafka_port, self.workdir / "kafka")
+        self.postgres = Postgres(config.pg_port, self.workdir / "postgres")
+        self.instances: list[Instance] = []
+        self.recoveries: list[float] = []
+        self.zombie_checks: list[dict] = []
+
+    # -- setup ---------------------------------------------------------------------------------
+    def environment(self) -> dict[str, str]:
+        return {
+            "EO_LAKE_ROOT": str(self.workdir / "lake"),
+            "EO_CHECKPOINT_ROOT": str(self.workdir / "checkpoints"),
+            "EO_ACKS_ROOT": str(self.workdir / "acks"),
+            "EO_REPORTS_ROOT": str(self.workdir / "reports"),
+            "EO_KAFKA_BOOTSTRAP": self.broker.bootstrap,
+            "EO_TOPIC": "chaos",
+            "EO_PG_DSN": self.postgres.dsn(),
+            "EO_PG_GUARANTEES": ",".join(GUARANTEES),
+            "EO_FAULT_LOG": str(self.workdir / "faults.jsonl"),
+        }
+
+    def setup(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.broker.start()
+        self.postgres.start()
+        self.env = self.environment()
+        os.environ.update({k: v for k, v in self.env.items() if k != "EO_FAULT_LOG"})
+        self.settings = load_settings()
+        ensure_topic(self.settings)
+
+    # -- one streaming instance ------------------------------------------------------------------
+    def start_instance(self, args: list[str] | None = None, **fault_env: str) -> Instance:
+        number = len(self.instances) + 1
+        log = self.workdir / "instances" / f"{number}.log"
+        instance = Instance(number, self.settings, {**self.env, **fault_env}, log, args=args or list(STREAM_ARGS))
+        self.instances.append(instance.start())
+        self.timeline.add("start", instance=number, **({"hook": fault_env["EO_FAULT_POINT"]} if fault_env else {}))
+        return instance
+
+    def recovered(self, instance: Instance) -> bool:
+        seconds = instance.wait_first_commit()
+        if seconds is None:
+            return False
+        self.recoveries.append(round(seconds, 1))
+        self.timeline.add("first_commit", instance=instance.number, seconds=round(seconds, 1))
+        return True
+
+    def apply(self, fault: Fault) -> None:
+        handler = getattr(self, f"fault_{fault.kind}")
+        handler(fault)
+
+    def fault_kill(self, fault: Fault) -> None:
+        instance = self.start_instance()
+        if self.recovered(instance):
+            time.sleep(fault.delay)
+        instance.kill()
+        self.timeline.add("kill", instance=instance.number)
+
+    def fault_hook(self, fault: Fault) -> None:
+        instance = self.start_instance(EO_FAULT_POINT=fault.point, EO_FAULT_AFTER=str(fault.after))
+        code = instance.wait(240)
+        if code is None:  # the point never came: crash it anyway, so the count holds
+            instance.kill()
+        self.timeline.add("hook", instance=instance.number, point=fault.point, exit=instance.proc.returncode)
+
+    def fault_broker(self, fault: Fault) -> None:
+        instance = self.start_instance()
+        self.recovered(instance)
+        self.broker.kill()
+        self.timeline.add("broker_kill")
+        time.sleep(fault.delay)
+        self.broker.start()
+        self.timeline.add("broker_start")
+        time.sleep(5)  # the job rides it out, or dies and is restarted by the next fault
+        instance.kill()
+
+    def fault_zombie(self, fault: Fault) -> None:
+        zombie = self.start_instance()
+        self.recovered(zombie)
+        zombie.signal(signal.SIGSTOP)
+        self.timeline.add("zombie_pause", instance=zombie.number)
+        successor = self.start_instance()
+        self.recovered(successor)
+        resumed_at = time.time()
+        zombie.signal(signal.SIGCONT)
+        self.timeline.add("zombie_resume", instance=zombie.number)
+        code = zombie.wait(120)
+        if zombie.fenced:
+            self.timeline.add("zombie_fenced", instance=zombie.number)
+        else:
+            self.timeline.add("zombie_not_fenced", instance=zombie.number, exit=code)
+            zombie.kill()
+        self.zombie_checks.append({"epochs": epochs_of(zombie), "resumed_at": resumed_at, "fenced": zombie.fenced})
+        time.sleep(fault.delay)
+        successor.kill()
+
+    # -- the run ---------------------------------------------------------------------------------
+    def run(self) -> dict:
+        c = self.config
+        faults = draw(c.seed, c.kills, c.broker_restarts, c.zombies, c.hooks)
+        self.setup()
+        producer = Producer(self.settings, self.config.seed, self.config.rate, self.workdir / "acks" / "acks.csv")
+        sampler = LagSampler(self.settings, self.timeline)
+        producer.start()
+        sampler.start()
+        try:
+            for n, fault in enumerate(faults, 1):
+                print(f"[lab] fault {n}/{len(faults)}: {fault}", flush=True)
+                self.apply(fault)
+            producer.stop()
+            self.timeline.add("producer_stopped", sent=producer.stats.sent, acked=producer.stats.acked)
+            final = self.start_instance(args=["run", "--until-caught-up"])
+            if final.wait(1800) != 0:
+                raise RuntimeError(f"the final catch-up run failed; see {final.log}")
+            self.timeline.add("caught_up")
+        finally:
+            sampler.stop()
+            if producer.is_alive():
+                producer.stop()
+            for instance in self.instances:
+                if instance.alive:
+                    instance.kill()
+        return self.evaluate(producer.stats.acked)
+
+    def evaluate(self, acked: int) -> dict:
+        """The batch rebuild from bronze, the agreement check, and each sink against the rebuild."""
+        from batch.rebuild import rebuild
+        from batch.verify import describe, verify
+        from jobs.spark import build_session
+        from lab.sink_check import check_sinks, silver_duplicates
+
+        spark = build_session("eo-chaos-evaluate", self.settings)
+        rebuild(spark, self.settings)
+        verdict = verify(spark, self.settings)
+        print(describe(verdict), flush=True)
+        verdict_path = Path(self.settings.reports_root) / "verify" / "latest.json"
+        sinks = check_sinks(spark, self.settings, self.postgres.dsn(), list(GUARANTEES))
+        silver_rows, silver_dups = silver_duplicates(spark, self.settings)
+        gold_delta = sum(
+            t["missing"] + t["extra"] + t["different"]
+            for name, t in verdict["tables"].items()
+            if name in ("campaign_minute_metrics", "user_sessions")
+        )
+        refused = sum(1 for z in self.zombie_checks if z["fenced"])
+        zombie_rows = self.rows_committed_by_zombies()
+        faults = {
+            "sigkill_random": self.timeline.count("kill"),
+            "sigkill_at_commit_points": self.timeline.count("hook"),
+            "broker_restarts": self.timeline.count("broker_kill"),
+            "zombies": len(self.zombie_checks),
+        }
+        recovery = {
+            "p50": round(statistics.median(self.recoveries), 1) if self.recoveries else None,
+            "max": max(self.recoveries, default=None),
+        }
+        lost = verdict["reconciliation"].get("lost", 0)
+        rows = {}
+        for guarantee in GUARANTEES:
+            sink = sinks[guarantee]
+            row = {
+                "kills": faults["sigkill_random"] + faults["sigkill_at_commit_points"],
+                "faults": faults,
+                "events_acked": acked,
+                "silver_rows": silver_rows,
+                "lost": lost,
+                "duplicated": silver_dups,
+                "postgres_lost": sink["postgres_lost"],
+                "postgres_duplicated": sink["postgres_duplicated"],
+                "gold_mismatched_rows": gold_delta + sink["postgres_mismatched_rows"],
+                "zombie_commits_refused": refused,
+                "zombie_rows_after_resume": zombie_rows,
+                "recovery_seconds": recovery,
+            }
+            row["passed"] = promised(guarantee, row, verdict["passed"], len(self.zombie_checks))
+            rows[guarantee] = row
+        weaker_visible = rows["at-least-once"]["postgres_duplicated"] > 0 and rows["at-most-once"]["postgres_lost"] > 0
+        return {
+            "run_id": self.run_id,
+            "seed": self.config.seed,
+            "events_acked": acked,
+            "verdict": str(verdict_path),
+            "guarantees": rows,
+            "weaker_guarantees_visible": weaker_visible,
+            "passed": rows["exactly-once"]["passed"] and (weaker_visible or not self.config.require_weaker),
+        }
+
+    def rows_committed_by_zombies(self) -> int:
+        """Commits (PostgreSQL and Delta) made with a zombie's epochs after it was resumed: none."""
+        import psycopg
+
+        from lab.sink_check import delta_commits_by_epoch
+
+        total = 0
+        with psycopg.connect(self.postgres.dsn()) as conn:
+            for z in self.zombie_checks:
+                for job, epoch in z["epochs"].items():
+                    total += delta_commits_by_epoch(self.settings, job, epoch, z["resumed_at"])
+                    total += conn.execute(
+                        "SELECT count(*) FROM sink_commits WHERE job = %s AND epoch = %s "
+                        "AND committed_at > to_timestamp(%s)",
+                        (job, epoch, z["resumed_at"]),
+                    ).fetchone()[0]
+        return total
+
+    def teardown(self, keep: bool) -> None:
+        self.broker.stop()
+        self.postgres.stop()
+        if not keep:  # the report and the instances' logs stay; the bulky data goes
+            for folder in ("lake", "kafka", "postgres", "checkpoints"):
+                shutil.rmtree(self.workdir / folder, ignore_errors=True)
+
+
+def epochs_of(instance: Instance) -> dict[str, int]:
+    """The epochs an instance took per query, from the line it logs at start."""
+    return {q: int(e) for q, e in re.findall(r"(ingest|refine) epoch (\d+)", instance.log.read_text(errors="replace"))}
+
+
+def promised(guarantee: str, row: dict, verified: bool, zombies: int) -> bool:
+    pipeline_exact = verified and row["lost"] == 0 and row["duplicated"] == 0
+    fenced = row["zombie_commits_refused"] == zombies and row["zombie_rows_after_resume"] == 0
+    if guarantee == "exactly-once":
+        sink_exact = row["postgres_lost"] == row["postgres_duplicated"] == row["gold_mismatched_rows"] == 0
+        return pipeline_exact and fenced and sink_exact
+    if guarantee == "at-least-once":
+        return pipeline_exact and fenced and row["postgres_lost"] == 0
+    return pipeline_exact and fenced and row["postgres_duplicated"] == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.chaos", description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("EO_CHAOS_SEED", "7")))
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--broker-restarts", type=int, default=2)
+    parser.add_argument("--zombies", type=int, default=1)
+    parser.add_argument("--rate", type=float, default=400.0, help="events per second produced meanwhile")
+    parser.add_argument("--smoke", action="store_true", help="3 kills, 1 broker restart, 1 zombie")
+    parser.add_argument("--keep", action="store_true", help="keep the lake and broker data of the run")
+    args = parser.parse_args(argv)
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    config = (
+        LabConfig.smoke(args.seed)
+        if args.smoke
+        else LabConfig(args.seed, args.kills, args.broker_restarts, args.zombies, args.rate)
+    )
+    lab = Lab(config)
+    started = time.monotonic()
+    try:
+        result = lab.run()
+    finally:
+        lab.teardown(args.keep)
+    folder = REPORTS / lab.run_id
+    html_path = lab_report.write(folder, result, lab.timeline)
+    lab_report.point_latest(REPORTS, folder)
+    print()
+    print(lab_report.table_text(result))
+    recovery = result["guarantees"]["exactly-once"]["recovery_seconds"]
+    print(f"\nrecovery (restart -> first committed batch): p50 {recovery['p50']} s, max {recovery['max']} s")
+    print(f"{'PASSED' if result['passed'] else 'FAILED'} in {time.monotonic() - started:.0f} s; report: {html_path}")
+    if config.require_weaker and not result["weaker_guarantees_visible"]:
+        print("the weaker guarantees showed neither loss nor duplicates: the lab did not see what it is for")
+    return 0 if result["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

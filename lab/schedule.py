@@ -1,0 +1,39 @@
+"""The fault schedule of a lab run: drawn from a seed, so a run can be repeated exactly."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+# Targeted kills: each crashes the driver at a named point in the commit path (jobs/faults.py),
+# most telling first: the first two are where the weaker guarantees repeat or lose a batch.
+HOOKS = (
+    "sink.at-least-once.after_commit",
+    "sink.at-most-once.between",
+    "sink.exactly-once.before_commit",
+    "sink.exactly-once.after_commit",
+    "refine.after_delta_commit",
+    "ingest.after_delta_commit",
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str  # "kill" (SIGKILL after `delay` s of progress), "hook", "broker", "zombie"
+    delay: float = 0.0  # seconds after the instance's first committed batch
+    point: str = ""  # for hooks
+    after: int = 1  # for hooks: the nth pass through the point fires
+
+
+def draw(seed: int, kills: int, broker_restarts: int, zombies: int, hooks: tuple[str, ...] = HOOKS) -> list[Fault]:
+    """`kills` driver crashes (at the hook points first, the rest at random moments), with
+    broker restarts and zombies spread among them."""
+    rng = random.Random(seed)
+    hooks = list(hooks[:kills])
+    faults = [Fault("hook", point=p, after=rng.randint(1, 2)) for p in hooks]
+    faults += [Fault("kill", delay=round(rng.uniform(0.0, 4.0), 2)) for _ in range(kills - len(hooks))]
+    rng.shuffle(faults)
+    for kind, count in (("broker", broker_restarts), ("zombie", zombies)):
+        for _ in range(count):
+            faults.insert(rng.randint(1, len(faults)), Fault(kind, delay=round(rng.uniform(1.0, 4.0), 2)))
+    return faults

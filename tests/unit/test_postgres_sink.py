@@ -1,0 +1,104 @@
+"""The PostgreSQL sink's transaction boundaries, guarantee by guarantee, on a real server.
+
+A crash is simulated by an exception at the fault point (the lab uses SIGKILL at the same
+points); what is committed at that moment decides what a replay does.
+"""
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from jobs import faults
+from jobs.fencing import Fence, Fenced, PostgresLease
+from jobs.sinks import postgres
+from jobs.sinks.postgres import PostgresSink, read_metrics
+
+pytestmark = pytest.mark.unit
+
+MINUTE = dt.datetime(2026, 11, 20, 10, 0)
+BATCH = [("c001", "purchase", MINUTE, 2, Decimal("10.50")), ("c002", "click", MINUTE, 1, Decimal("0.00"))]
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.fixture
+def sink_for(pg_dsn):
+    postgres.create_tables(pg_dsn)
+    lease = PostgresLease(pg_dsn)
+    fence = Fence.start(lease, "refine")
+    return lambda guarantee, f=fence: PostgresSink(pg_dsn, guarantee, f)
+
+
+def crash_at(monkeypatch, name: str) -> None:
+    def point(at: str) -> None:
+        if at == name:
+            raise Crash(at)
+
+    monkeypatch.setattr(faults, "point", point)
+
+
+def totals(dsn: str, guarantee: str) -> dict:
+    return {(c, t): (e, r) for c, t, _, e, r in read_metrics(dsn, guarantee)}
+
+
+def test_exactly_once_skips_a_batch_it_already_committed(sink_for, pg_dsn):
+    sink = sink_for("exactly-once")
+    assert sink.deliver(0, BATCH).startswith("committed")
+    assert sink.deliver(0, BATCH) == "skipped: already committed"
+    sink.deliver(1, BATCH[:1])
+    assert totals(pg_dsn, "exactly-once") == {("c001", "purchase"): (4, Decimal("21.00")), ("c002", "click"): (1, 0)}
+
+
+def test_exactly_once_crash_before_commit_leaves_nothing_and_the_replay_applies_once(sink_for, pg_dsn, monkeypatch):
+    sink = sink_for("exactly-once")
+    crash_at(monkeypatch, "sink.exactly-once.before_commit")
+    with pytest.raises(Crash):
+        sink.deliver(0, BATCH)
+    assert totals(pg_dsn, "exactly-once") == {}
+    monkeypatch.setattr(faults, "point", lambda at: None)
+    sink.deliver(0, BATCH)
+    assert totals(pg_dsn, "exactly-once")[("c001", "purchase")] == (2, Decimal("10.50"))
+
+
+def test_exactly_once_crash_after_commit_is_not_applied_twice(sink_for, pg_dsn, monkeypatch):
+    sink = sink_for("exactly-once")
+    crash_at(monkeypatch, "sink.exactly-once.after_commit")
+    with pytest.raises(Crash):
+        sink.deliver(0, BATCH)
+    monkeypatch.setattr(faults, "point", lambda at: None)
+    assert sink.deliver(0, BATCH) == "skipped: already committed"
+    assert totals(pg_dsn, "exactly-once")[("c001", "purchase")] == (2, Decimal("10.50"))
+
+
+def test_at_least_once_repeats_a_replayed_batch(sink_for, pg_dsn, monkeypatch):
+    sink = sink_for("at-least-once")
+    crash_at(monkeypatch, "sink.at-least-once.after_commit")
+    with pytest.raises(Crash):
+        sink.deliver(0, BATCH)
+    monkeypatch.setattr(faults, "point", lambda at: None)
+    sink.deliver(0, BATCH)
+    assert totals(pg_dsn, "at-least-once")[("c001", "purchase")] == (4, Decimal("21.00"))
+
+
+def test_at_most_once_loses_a_batch_crashed_between_progress_and_rows(sink_for, pg_dsn, monkeypatch):
+    sink = sink_for("at-most-once")
+    crash_at(monkeypatch, "sink.at-most-once.between")
+    with pytest.raises(Crash):
+        sink.deliver(0, BATCH)
+    monkeypatch.setattr(faults, "point", lambda at: None)
+    assert sink.deliver(0, BATCH) == "skipped: progress says delivered"
+    assert totals(pg_dsn, "at-most-once") == {}
+
+
+@pytest.mark.parametrize("guarantee", postgres.GUARANTEES)
+def test_a_zombie_never_writes_a_row(sink_for, pg_dsn, guarantee):
+    zombie = sink_for(guarantee)
+    Fence.start(PostgresLease(pg_dsn), "refine")  # a newer instance takes over
+    with pytest.raises(Fenced):
+        zombie.deliver(7, BATCH)
+    assert totals(pg_dsn, guarantee) == {}
+    with postgres.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM sink_commits").fetchone()[0] == 0
