@@ -8,8 +8,11 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 JARS := $(CURDIR)/.cache/jars
 MVN := mvn -q -B -s $(CURDIR)/infra/maven/settings.xml
 export PYTHONPATH := $(CURDIR)
+# The one environment switch: make demo ENV=local-s3 runs everything against a local S3.
+ENV ?= local
+export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-stop stream-status clean
 
 help: ## list the targets
@@ -27,7 +30,7 @@ $(VENV)/.installed: requirements.lock
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
-jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved
+jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved
 $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*
@@ -44,7 +47,17 @@ lock: ## re-resolve pyproject.toml into requirements.lock in a scratch venv
 demo: setup ## start Kafka, produce 1M events, stream, rebuild, verify, print the summary
 	$(PYTHON) -m lab.demo $(DEMO_ARGS)
 
-test: setup ## the whole suite: unit, integration and the chaos smoke
+CHECKOV := .cache/checkov-venv/bin/checkov
+checkov-venv: $(CHECKOV) ## checkov in a venv of its own (it conflicts with Airflow's dependencies)
+$(CHECKOV): infra/checkov-requirements.txt
+	@rm -rf .cache/checkov-venv && $(PY) -m venv .cache/checkov-venv
+	@.cache/checkov-venv/bin/pip install -q --disable-pip-version-check -r infra/checkov-requirements.txt
+
+terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)
+	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
+	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
+
+test: setup checkov-venv terraform-tool ## the whole suite: unit, integration and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~15 min)

@@ -21,8 +21,8 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from batch.rebuild import RANGE_COLUMN, Interval, add_interval_args, classify_log, interval_from
-from jobs import lake
-from jobs.config import Settings, load_settings
+from jobs import lake, storage
+from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff
 from jobs.quality.evidence import Evidence
@@ -79,9 +79,11 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     return result
 
 
-def verify(spark, settings: Settings, interval: Interval | None = None, verdict_file: Path | None = None) -> dict:
+def verify(spark, settings: Settings, interval: Interval | None = None, verdict_file: str | None = None) -> dict:
     started = time.monotonic()
-    evidence = Evidence(Path(settings.reports_root) / "gx")
+    # GX keeps its project on the local disk; on an object store the Data Docs are copied up.
+    gx_root = Path(settings.reports_root) / "gx" if not settings.remote else REPO_ROOT / "data" / "gx"
+    evidence = Evidence(gx_root)
     tables = {}
     for table in GOLD:
         where = interval.predicate(RANGE_COLUMN[table.name]) if interval else None
@@ -98,11 +100,21 @@ def verify(spark, settings: Settings, interval: Interval | None = None, verdict_
         "tables": tables,
         "reconciliation": reconciliation,
         "expectations": evidence.results,
-        "data_docs": evidence.publish(),
+        "data_docs": publish_docs(settings, evidence),
         "seconds": round(time.monotonic() - started, 1),
     }
     write_verdict(settings, verdict, verdict_file)
     return verdict
+
+
+def publish_docs(settings: Settings, evidence: Evidence) -> str:
+    url = evidence.publish()
+    if not settings.remote:
+        return url
+    site = Path(url.removeprefix("file://")).parent
+    target = f"{settings.reports_root.rstrip('/')}/data-docs"
+    storage.upload_tree(settings, site, target)
+    return f"{target}/index.html"
 
 
 def describe(verdict: dict) -> str:

@@ -58,17 +58,16 @@ def verify_agreement():
     @task(trigger_rule="all_done")
     def publish_data_docs(run_id=None) -> dict:
         """Point at this run's verdict and the Data Docs; fail the run when the check failed."""
-        import json
-
         from airflow.sdk.exceptions import AirflowFailException
 
         from jobs.config import load_settings
-        from jobs.quality.verdicts import run_verdict_path
+        from jobs.quality.verdicts import read_verdict, run_verdict_path
 
-        path = run_verdict_path(load_settings(), run_id)
-        if not path.exists():
+        settings = load_settings()
+        path = run_verdict_path(settings, run_id)
+        verdict = read_verdict(settings, path)
+        if verdict is None:
             raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
-        verdict = json.loads(path.read_text())
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
         print(f"Data Docs: {verdict['data_docs']}")
         if not verdict["passed"]:

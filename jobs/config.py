@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,6 +42,12 @@ class Settings:
     spark_master: str
     tables: dict[str, str] = field(default_factory=dict)
     maintenance: dict[str, int] = field(default_factory=dict)
+    spark_conf: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def remote(self) -> bool:
+        """Tables on object storage (s3a://) rather than the local disk."""
+        return "://" in self.lake_root
 
     def table_path(self, name: str, namespace: str = "main") -> str:
         if name not in self.tables:
@@ -64,6 +71,25 @@ def _absolute(value: str) -> str:
     return str(REPO_ROOT / value)
 
 
+TF_REF = re.compile(r"\$\{tf:([a-z_]+)\}")
+
+
+def _resolve_outputs(env: str, values: dict) -> dict:
+    """Replace ${tf:name} with Terraform's output `name` (read only if the env uses any)."""
+    if not any(isinstance(v, str) and TF_REF.search(v) for v in values.values()):
+        return values
+    from jobs.cloud import read_outputs
+
+    outputs = read_outputs(env, REPO_ROOT)
+
+    def value(match: re.Match) -> str:
+        if match.group(1) not in outputs:
+            raise ConfigError(f"Terraform output {match.group(1)!r} missing for environment {env!r}")
+        return str(outputs[match.group(1)])
+
+    return {k: TF_REF.sub(value, v) if isinstance(v, str) else v for k, v in values.items()}
+
+
 def config_file() -> Path:
     return Path(os.environ.get("EO_CONFIG", REPO_ROOT / "conf" / "platform.toml"))
 
@@ -75,11 +101,20 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     if env not in environments:
         raise ConfigError(f"unknown environment {env!r}; known: {sorted(environments)}")
     values = dict(environments[env])
+    spark_conf = values.pop("spark", {})
     for key in list(values):
         override = os.environ.get(f"EO_{key.upper()}")
         if override is not None:
             values[key] = override
+    values = _resolve_outputs(env, values)
+    spark_conf = _resolve_outputs(env, spark_conf)
     for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
         values[key] = _absolute(str(values[key]))
     values["topic_partitions"] = int(values["topic_partitions"])
-    return Settings(env=env, tables=dict(raw["tables"]), maintenance=dict(raw.get("maintenance", {})), **values)
+    return Settings(
+        env=env,
+        tables=dict(raw["tables"]),
+        maintenance=dict(raw.get("maintenance", {})),
+        spark_conf=spark_conf,
+        **values,
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 from jobs.config import REPO_ROOT, Settings
 
 SPARK_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark"
+AWS_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "aws"
 LOG_CONFIG = REPO_ROOT / "infra" / "conf" / "spark-log4j2.properties"
 DRIVER_JAVA_OPTIONS = f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}"
 
@@ -43,10 +44,16 @@ class MissingJarsError(RuntimeError):
     """The Maven-resolved jars are not there yet."""
 
 
-def jar_paths(jars_dir: Path = SPARK_JARS_DIR) -> list[str]:
+def jar_paths(object_store: bool = False, jars_dir: Path = SPARK_JARS_DIR, aws_dir: Path = AWS_JARS_DIR) -> list[str]:
+    """Delta + Kafka connector jars; with `object_store`, also hadoop-aws and the AWS SDK modules it needs."""
     jars = sorted(str(p) for p in jars_dir.glob("*.jar"))
     if not any("delta-spark" in j for j in jars) or not any("spark-sql-kafka" in j for j in jars):
         raise MissingJarsError(f"Delta and Kafka connector jars not found in {jars_dir}; run `make jars` first")
+    if object_store:
+        aws = sorted(str(p) for p in aws_dir.glob("*.jar"))
+        if not any("hadoop-aws" in j for j in aws):
+            raise MissingJarsError(f"hadoop-aws jars not found in {aws_dir}; run `make jars` first")
+        jars += aws
     return jars
 
 
@@ -63,7 +70,8 @@ def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None
     if not under_spark_submit():
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, before the JVM starts
         merged["spark.master"] = settings.spark_master
-        merged["spark.jars"] = ",".join(jar_paths())
+        merged["spark.jars"] = ",".join(jar_paths(settings.remote))
+    merged.update(settings.spark_conf)  # the environment's own (object store, log store)
     merged.update(conf or {})
     for key, value in merged.items():
         builder = builder.config(key, value)

@@ -39,10 +39,10 @@ def build_pyfiles(target: Path = PYFILES_ZIP) -> Path:
     return target
 
 
-def submit_conf(extra: dict[str, str] | None = None) -> dict[str, str]:
+def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The --conf settings every job gets (the Airflow operator uses the same)."""
     return {
-        "spark.jars": ",".join(jar_paths()),
+        "spark.jars": ",".join(jar_paths(settings.remote)),
         "spark.driver.memory": "4g",
         "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
         # Every server this project starts listens on loopback only.
@@ -55,7 +55,7 @@ def submit_conf(extra: dict[str, str] | None = None) -> dict[str, str]:
 def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:
     """`script` is relative to the repo, e.g. streaming/run.py."""
     cmd = [spark_submit_binary(), "--master", settings.spark_master]
-    for key, value in submit_conf(conf).items():
+    for key, value in submit_conf(settings, conf).items():
         cmd += ["--conf", f"{key}={value}"]
     cmd += ["--py-files", str(build_pyfiles()), str(REPO_ROOT / script), *args]
     return cmd
@@ -78,6 +78,13 @@ def submit_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, **job_env(), **(extra or {})}
 
 
-def run_job(script: str, args: list[str], settings: Settings, env: dict[str, str] | None = None, check: bool = True):
+def run_job(
+    script: str,
+    args: list[str],
+    settings: Settings,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    conf: dict[str, str] | None = None,
+):
     """Run a job to completion, its output passed through; returns the CompletedProcess."""
-    return subprocess.run(submit_command(script, args, settings), env=submit_env(env), check=check)
+    return subprocess.run(submit_command(script, args, settings, conf), env=submit_env(env), check=check)

@@ -4,8 +4,9 @@
 records; 3. stream until caught up; 4. rebuild from the log; 5. verify stream == batch;
 6. print a summary; 7. stop what it started. Exits non-zero when verification fails.
 
-Everything lives under data/demo/ and topic `demo-clickstream`, wiped at the start, so the demo
-never touches the local environment's own tables.
+Everything lives under data/demo/ (or a _demo/ prefix of the buckets, with ENV=local-s3) and
+topic `demo-clickstream`, wiped at the start, so the demo never touches the environment's own
+tables.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from infra.kafka import Broker
-from jobs.config import REPO_ROOT, load_settings
+from infra.s3 import LocalS3
+from jobs import storage
+from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.kafka_admin import delete_topic, ensure_topic
 from jobs.submit import run_job
 from producer.__main__ import summary as producer_summary
@@ -29,10 +31,16 @@ from producer.publish import publish
 DEMO_DIR = REPO_ROOT / "data" / "demo"
 
 
-def demo_environment(workdir: Path, topic: str) -> dict[str, str]:
+def demo_environment(base: Settings, workdir: Path, topic: str) -> dict[str, str]:
+    """The demo's own lake, checkpoints and topic: under data/demo/ locally, under a _demo/
+    prefix of the environment's buckets on an object store."""
+    if base.remote:
+        lake, checkpoints = f"{base.lake_root}/_demo", f"{base.checkpoint_root}/_demo"
+    else:
+        lake, checkpoints = str(workdir / "lake"), str(workdir / "checkpoints")
     return {
-        "EO_LAKE_ROOT": str(workdir / "lake"),
-        "EO_CHECKPOINT_ROOT": str(workdir / "checkpoints"),
+        "EO_LAKE_ROOT": lake,
+        "EO_CHECKPOINT_ROOT": checkpoints,
         "EO_ACKS_ROOT": str(workdir / "acks"),
         "EO_TOPIC": topic,
     }
@@ -43,7 +51,7 @@ def step(number: int, text: str) -> float:
     return time.monotonic()
 
 
-def print_summary(verdict: dict, stats, catch_up: dict, timings: dict[str, float]) -> None:
+def print_summary(settings: Settings, verdict: dict, stats, catch_up: dict, timings: dict[str, float]) -> None:
     r = verdict["reconciliation"]
     tables = verdict["tables"]
     streamed = catch_up["rows"].get("ingest", 0)
@@ -61,6 +69,7 @@ def print_summary(verdict: dict, stats, catch_up: dict, timings: dict[str, float
     )
     print(f"  stream == batch       {'YES' if verdict['passed'] else 'NO':>12}")
     print("  wall time             " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
+    print(f"  lake                  {settings.lake_root}")
     print(f"  verdict               {REPO_ROOT / 'reports' / 'verify' / 'latest.json'}")
     print(f"  data docs             {verdict['data_docs']}")
 
@@ -75,8 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-kafka", action="store_true", help="leave the broker running")
     args = parser.parse_args(argv)
 
-    env = demo_environment(args.workdir, args.topic)
-    os.environ.update(env)
+    base = load_settings()
+    if base.env == "local-s3":
+        print(f"== 0. local S3 (moto) for environment {base.env}")
+        LocalS3.default().start()
+    os.environ.update(demo_environment(base, args.workdir, args.topic))
     settings = load_settings()
     broker = Broker.default()
     timings: dict[str, float] = {}
@@ -85,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     started_broker = broker.start()
     print(f"   {'started' if started_broker else 'already running'} (home {broker.home})")
     try:
-        shutil.rmtree(args.workdir, ignore_errors=True)
+        for root in (settings.lake_root, settings.checkpoint_root, str(args.workdir)):
+            storage.delete_tree(settings, root)
         delete_topic(settings)
         ensure_topic(settings)
         timings["kafka"] = time.monotonic() - t
@@ -116,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 
         verdict = json.loads((Path(settings.reports_root) / "verify" / "latest.json").read_text())
         catch_up = json.loads((Path(settings.reports_root) / "streaming" / "last-catch-up.json").read_text())
-        print_summary(verdict, stats, catch_up, timings)
+        print_summary(settings, verdict, stats, catch_up, timings)
         return 0 if verified.returncode == 0 and verdict["passed"] else 1
     finally:
         if started_broker and not args.keep_kafka:

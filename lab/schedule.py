@@ -30,7 +30,7 @@ def draw(seed: int, kills: int, broker_restarts: int, zombies: int, hooks: tuple
     broker restarts and zombies spread among them."""
     rng = random.Random(seed)
     hooks = list(hooks[:kills])
-    faults = [Fault("hook", point=p, after=rng.randint(1, 2)) for p in hooks]
+    faults = [Fault("hook", point=p) for p in hooks]
     faults += [Fault("kill", delay=round(rng.uniform(0.0, 4.0), 2)) for _ in range(kills - len(hooks))]
     rng.shuffle(faults)
     for kind, count in (("broker", broker_restarts), ("zombie", zombies)):

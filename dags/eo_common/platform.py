@@ -45,9 +45,10 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
         super().__init__(application=str(HOME / script), **kwargs)
 
     def execute(self, context):
+        from jobs.config import load_settings
         from jobs.submit import build_pyfiles, job_env, submit_conf
 
-        conf = submit_conf(self.conf)
+        conf = submit_conf(load_settings(), self.conf)
         self.jars = conf.pop("spark.jars")
         self.conf = conf
         self.py_files = str(build_pyfiles())

@@ -1,28 +1,33 @@
 """Where verdicts are kept: reports/verify/latest.json, a timestamped copy, and one per
-Airflow run. Plain files, no Spark, so light tasks can read them."""
+Airflow run, on the local disk or the lake bucket. Plain files, no Spark, so light tasks can
+read them."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from jobs import storage
 from jobs.config import Settings
 
 
-def write_verdict(settings: Settings, verdict: dict, extra_copy: Path | None = None) -> Path:
-    folder = Path(settings.reports_root) / "verify"
-    folder.mkdir(parents=True, exist_ok=True)
+def verify_folder(settings: Settings) -> str:
+    return f"{settings.reports_root.rstrip('/')}/verify"
+
+
+def write_verdict(settings: Settings, verdict: dict, extra_copy: str | None = None) -> str:
     stamp = verdict["checked_at"].replace(":", "").replace("+0000", "Z")
     text = json.dumps(verdict, indent=2, default=str)
-    (folder / f"{stamp}.json").write_text(text)
-    latest = folder / "latest.json"
-    latest.write_text(text)
-    if extra_copy:
-        extra_copy.parent.mkdir(parents=True, exist_ok=True)
-        extra_copy.write_text(text)
+    latest = f"{verify_folder(settings)}/latest.json"
+    for uri in (f"{verify_folder(settings)}/{stamp}.json", latest, extra_copy):
+        if uri:
+            storage.write_text(settings, str(uri), text)
     return latest
 
 
-def run_verdict_path(settings: Settings, name: str) -> Path:
+def run_verdict_path(settings: Settings, name: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return Path(settings.reports_root) / "verify" / "runs" / f"{safe}.json"
+    return f"{verify_folder(settings)}/runs/{safe}.json"
+
+
+def read_verdict(settings: Settings, uri: str) -> dict | None:
+    return json.loads(storage.read_text(settings, uri)) if storage.exists(settings, uri) else None

@@ -1,5 +1,8 @@
+import json
+
 import pytest
 
+from jobs.cloud import MissingOutputs
 from jobs.config import ConfigError, load_settings
 
 pytestmark = pytest.mark.unit
@@ -14,12 +17,25 @@ def test_local_is_the_default_and_paths_are_absolute(monkeypatch):
     assert settings.lake_root.startswith("/")
 
 
-def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypatch):
+def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypatch, tmp_path):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"lake_bucket": {"value": "my-lake"}, "checkpoint_bucket": {"value": "my-cp"},
+                                   "region": {"value": "eu-west-1"}}))  # fmt: skip
+    monkeypatch.setenv("EO_TF_OUTPUTS", str(outputs))
     monkeypatch.setenv("EO_ENV", "local-s3")
     monkeypatch.setenv("EO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
     settings = load_settings()
-    assert settings.table_path("bronze").startswith("s3a://")
+    assert settings.table_path("bronze") == "s3a://my-lake/lake/bronze/events"
+    assert settings.checkpoint_path("refine") == "s3a://my-cp/checkpoints/refine"
+    assert settings.spark_conf["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
+    assert settings.remote and not load_settings("local").remote
     assert settings.kafka_bootstrap == "127.0.0.1:29092"
+
+
+def test_cloud_environments_need_terraform_outputs(monkeypatch, tmp_path):
+    monkeypatch.setenv("EO_TF_OUTPUTS", str(tmp_path / "missing.json"))
+    with pytest.raises(MissingOutputs, match="needs Terraform outputs"):
+        load_settings("aws")
 
 
 def test_unknown_names_fail_clearly(monkeypatch):

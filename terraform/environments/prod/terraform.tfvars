@@ -1,0 +1,14 @@
+# Names are global in S3: change "eo-prod" to something of your own before applying.
+region                    = "eu-west-1"
+lake_bucket_name          = "eo-prod-lake"
+checkpoint_bucket_name    = "eo-prod-checkpoints"
+artifacts_bucket_name     = "eo-prod-artifacts"
+access_log_bucket_name    = "eo-prod-access-logs"
+dags_bucket_name          = "airflow-eo-prod-dags"
+log_store_table_name      = "eo-prod-delta-log"
+subnet_ids                = ["subnet-aaaaaaaaaaaaaaaaa", "subnet-bbbbbbbbbbbbbbbbb"]
+security_group_ids        = ["sg-ccccccccccccccccc"]
+max_vcpu                  = "32 vCPU"
+max_memory                = "128 GB"
+airflow_environment_class = "mw1.small"
+force_destroy             = false

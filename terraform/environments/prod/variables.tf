@@ -1,0 +1,70 @@
+variable "region" {
+  type        = string
+  description = "AWS region of the environment."
+}
+
+variable "project" {
+  type        = string
+  description = "Project name, first part of every resource name."
+  default     = "eo"
+}
+
+variable "lake_bucket_name" {
+  type        = string
+  description = "Bucket for the Delta tables and reports (globally unique)."
+}
+
+variable "checkpoint_bucket_name" {
+  type        = string
+  description = "Bucket for the streaming checkpoints (globally unique)."
+}
+
+variable "artifacts_bucket_name" {
+  type        = string
+  description = "Bucket for job code, jars and config (globally unique)."
+}
+
+variable "access_log_bucket_name" {
+  type        = string
+  description = "Bucket for S3 access logs (globally unique)."
+}
+
+variable "dags_bucket_name" {
+  type        = string
+  description = "MWAA DAGs bucket; must start with airflow- (globally unique)."
+}
+
+variable "log_store_table_name" {
+  type        = string
+  description = "DynamoDB table of Delta's S3 log store."
+}
+
+variable "subnet_ids" {
+  type        = list(string)
+  description = "Private subnets in two availability zones or more."
+}
+
+variable "security_group_ids" {
+  type        = list(string)
+  description = "Security groups allowing the job runs and Airflow to reach Kafka and PostgreSQL."
+}
+
+variable "max_vcpu" {
+  type        = string
+  description = "Upper bound of vCPUs for all Spark job runs together."
+}
+
+variable "max_memory" {
+  type        = string
+  description = "Upper bound of memory for all Spark job runs together."
+}
+
+variable "airflow_environment_class" {
+  type        = string
+  description = "MWAA environment class."
+}
+
+variable "force_destroy" {
+  type        = bool
+  description = "Let terraform destroy delete non-empty buckets."
+}

@@ -1,0 +1,9 @@
+output "application_id" {
+  description = "EMR Serverless application id (StartJobRun's --application-id)."
+  value       = aws_emrserverless_application.spark.id
+}
+
+output "application_arn" {
+  description = "EMR Serverless application ARN."
+  value       = aws_emrserverless_application.spark.arn
+}

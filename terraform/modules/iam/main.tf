@@ -1,0 +1,168 @@
+# Least privilege: the Spark runtime may read and write exactly the lake and checkpoint
+# buckets, read the artifacts, coordinate commits in the log store table and use the data key.
+# Airflow may submit and watch job runs on this account's EMR Serverless applications of this
+# platform, pass the Spark role, and read its DAGs and the verification reports.
+
+data "aws_caller_identity" "current" {}
+data "aws_region" "current" {}
+
+locals {
+  # What the jobs do on S3 (jobs/cloud.py lists the same; a test keeps the two equal).
+  s3_object_rw = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"]
+  s3_bucket_rw = ["s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads"]
+  log_store    = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"]
+  data_key     = ["kms:Decrypt", "kms:GenerateDataKey"]
+  account      = data.aws_caller_identity.current.account_id
+  region       = data.aws_region.current.region
+}
+
+# --- Spark runtime (EMR Serverless job runs) ------------------------------------------------
+
+resource "aws_iam_role" "spark" {
+  name = "${var.name_prefix}-spark-runtime"
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = "emr-serverless.amazonaws.com" }
+      Action    = "sts:AssumeRole"
+      Condition = { StringEquals = { "aws:SourceAccount" = local.account } }
+    }]
+  })
+  tags = var.tags
+}
+
+resource "aws_iam_role_policy" "spark" {
+  name = "lake-access"
+  role = aws_iam_role.spark.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid      = "TablesAndCheckpoints"
+        Effect   = "Allow"
+        Action   = local.s3_object_rw
+        Resource = ["${var.lake_bucket_arn}/*", "${var.checkpoint_bucket_arn}/*"]
+      },
+      {
+        Sid      = "ListTablesAndCheckpoints"
+        Effect   = "Allow"
+        Action   = local.s3_bucket_rw
+        Resource = [var.lake_bucket_arn, var.checkpoint_bucket_arn]
+      },
+      {
+        Sid      = "ReadArtifacts"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.artifacts_bucket_arn}/*"]
+      },
+      {
+        Sid      = "ListArtifacts"
+        Effect   = "Allow"
+        Action   = ["s3:ListBucket", "s3:GetBucketLocation"]
+        Resource = [var.artifacts_bucket_arn]
+      },
+      {
+        Sid      = "WriteJobLogs"
+        Effect   = "Allow"
+        Action   = ["s3:PutObject"]
+        Resource = ["${var.artifacts_bucket_arn}/logs/*"]
+      },
+      {
+        Sid      = "DeltaLogStore"
+        Effect   = "Allow"
+        Action   = local.log_store
+        Resource = [var.log_store_table_arn]
+      },
+      {
+        Sid      = "DataKey"
+        Effect   = "Allow"
+        Action   = local.data_key
+        Resource = [var.kms_key_arn]
+      },
+    ]
+  })
+}
+
+# --- Airflow (MWAA execution role) ----------------------------------------------------------
+
+resource "aws_iam_role" "airflow" {
+  name = "${var.name_prefix}-airflow"
+  assume_role_policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [{
+      Effect    = "Allow"
+      Principal = { Service = ["airflow.amazonaws.com", "airflow-env.amazonaws.com"] }
+      Action    = "sts:AssumeRole"
+      Condition = { StringEquals = { "aws:SourceAccount" = local.account } }
+    }]
+  })
+  tags = var.tags
+}
+
+resource "aws_iam_role_policy" "airflow" {
+  name = "orchestrate-platform"
+  role = aws_iam_role.airflow.id
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [
+      {
+        Sid       = "SubmitAndWatchSparkJobs"
+        Effect    = "Allow"
+        Action    = ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:CancelJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"]
+        Resource  = ["arn:aws:emr-serverless:${local.region}:${local.account}:/applications/*"]
+        Condition = { StringEquals = { "aws:ResourceTag/platform" = var.name_prefix } }
+      },
+      {
+        Sid       = "HandTheSparkRoleToJobRuns"
+        Effect    = "Allow"
+        Action    = ["iam:PassRole"]
+        Resource  = [aws_iam_role.spark.arn]
+        Condition = { StringEquals = { "iam:PassedToService" = "emr-serverless.amazonaws.com" } }
+      },
+      {
+        Sid      = "ReadDags"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject", "s3:GetObjectVersion", "s3:ListBucket", "s3:GetBucketLocation"]
+        Resource = [var.dags_bucket_arn, "${var.dags_bucket_arn}/*"]
+      },
+      {
+        Sid      = "MwaaChecksPublicAccess"
+        Effect   = "Allow"
+        Action   = ["s3:GetAccountPublicAccessBlock"]
+        Resource = ["*"]
+      },
+      {
+        Sid      = "ReadVerdicts"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.lake_bucket_arn}/reports/*"]
+      },
+      {
+        Sid      = "AirflowLogs"
+        Effect   = "Allow"
+        Action   = ["logs:CreateLogStream", "logs:CreateLogGroup", "logs:PutLogEvents", "logs:GetLogEvents", "logs:GetLogRecord", "logs:GetLogGroupFields", "logs:GetQueryResults", "logs:DescribeLogGroups"]
+        Resource = ["arn:aws:logs:${local.region}:${local.account}:log-group:airflow-${var.airflow_environment_name}-*"]
+      },
+      {
+        Sid      = "CeleryQueue"
+        Effect   = "Allow"
+        Action   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage", "sqs:SendMessage"]
+        Resource = ["arn:aws:sqs:${local.region}:*:airflow-celery-*"]
+      },
+      {
+        Sid      = "DataKey"
+        Effect   = "Allow"
+        Action   = ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey*", "kms:Encrypt"]
+        Resource = [var.kms_key_arn]
+      },
+      {
+        Sid       = "Metrics"
+        Effect    = "Allow"
+        Action    = ["cloudwatch:PutMetricData"]
+        Resource  = ["*"]
+        Condition = { StringEquals = { "cloudwatch:namespace" = "AmazonMWAA" } }
+      },
+    ]
+  })
+}

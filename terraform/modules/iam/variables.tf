@@ -1,0 +1,45 @@
+variable "name_prefix" {
+  type        = string
+  description = "Prefix of every resource name, e.g. eo-dev."
+}
+
+variable "lake_bucket_arn" {
+  type        = string
+  description = "ARN of the lake bucket (tables and reports)."
+}
+
+variable "checkpoint_bucket_arn" {
+  type        = string
+  description = "ARN of the streaming checkpoints bucket."
+}
+
+variable "artifacts_bucket_arn" {
+  type        = string
+  description = "ARN of the artifacts bucket (job code, jars, config, job logs)."
+}
+
+variable "dags_bucket_arn" {
+  type        = string
+  description = "ARN of the MWAA DAGs bucket."
+}
+
+variable "log_store_table_arn" {
+  type        = string
+  description = "ARN of the Delta log store DynamoDB table."
+}
+
+variable "kms_key_arn" {
+  type        = string
+  description = "ARN of the KMS key encrypting buckets and table."
+}
+
+variable "airflow_environment_name" {
+  type        = string
+  description = "Name of the MWAA environment (scopes its log groups and queues)."
+}
+
+variable "tags" {
+  type        = map(string)
+  description = "Tags applied to every resource."
+  default     = {}
+}

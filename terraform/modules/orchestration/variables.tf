@@ -1,0 +1,91 @@
+variable "name_prefix" {
+  type        = string
+  description = "Prefix of every resource name, e.g. eo-dev."
+}
+
+variable "environment_name" {
+  type        = string
+  description = "Name of the MWAA environment."
+}
+
+variable "dags_bucket_name" {
+  type        = string
+  description = "Bucket MWAA reads DAGs and requirements.txt from; MWAA requires the airflow- prefix."
+
+  validation {
+    condition     = startswith(var.dags_bucket_name, "airflow-")
+    error_message = "MWAA only reads source buckets whose name starts with airflow-."
+  }
+}
+
+variable "access_log_bucket_name" {
+  type        = string
+  description = "Bucket receiving the DAGs bucket's S3 access logs (from the storage module)."
+}
+
+variable "airflow_version" {
+  type        = string
+  description = "Airflow version of the MWAA environment (the DAGs use Airflow 3 APIs)."
+  default     = "3.0.6"
+}
+
+variable "environment_class" {
+  type        = string
+  description = "MWAA environment class: mw1.micro, mw1.small, mw1.medium, ..."
+  default     = "mw1.small"
+}
+
+variable "max_workers" {
+  type        = number
+  description = "Upper bound of Celery workers (Spark runs elsewhere: workers only submit and wait)."
+  default     = 2
+}
+
+variable "execution_role_arn" {
+  type        = string
+  description = "MWAA execution role (from the iam module)."
+}
+
+variable "kms_key_arn" {
+  type        = string
+  description = "KMS key encrypting the DAGs bucket and the environment."
+}
+
+variable "requirements_file" {
+  type        = string
+  description = "Local path of the requirements.txt uploaded next to the DAGs."
+}
+
+variable "subnet_ids" {
+  type        = list(string)
+  description = "Two private subnets in different availability zones for the environment."
+}
+
+variable "security_group_ids" {
+  type        = list(string)
+  description = "Security groups of the environment."
+}
+
+variable "airflow_configuration_options" {
+  type        = map(string)
+  description = "Extra airflow.cfg options (section.key = value)."
+  default     = {}
+}
+
+variable "environment_variables" {
+  type        = map(string)
+  description = "Variables exported to every Airflow process by the environment's startup script."
+  default     = {}
+}
+
+variable "force_destroy" {
+  type        = bool
+  description = "Allow terraform destroy to delete a non-empty DAGs bucket (dev only)."
+  default     = false
+}
+
+variable "tags" {
+  type        = map(string)
+  description = "Tags applied to every resource."
+  default     = {}
+}
