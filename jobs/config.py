@@ -43,6 +43,7 @@ class Settings:
     tables: dict[str, str] = field(default_factory=dict)
     maintenance: dict[str, int] = field(default_factory=dict)
     spark_conf: dict[str, str] = field(default_factory=dict)
+    job_runner: str = "spark-submit"  # or "emr-serverless": how Airflow runs the job modules
 
     @property
     def remote(self) -> bool:

@@ -88,3 +88,19 @@ def run_job(
 ):
     """Run a job to completion, its output passed through; returns the CompletedProcess."""
     return subprocess.run(submit_command(script, args, settings, conf), env=submit_env(env), check=check)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m jobs.submit <script> [args...]: one job under spark-submit, on this environment's
+    master (EO_SPARK_MASTER overrides it, e.g. spark://127.0.0.1:7077)."""
+    from jobs.config import load_settings
+
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or not (REPO_ROOT / argv[0]).is_file():
+        print("usage: python -m jobs.submit streaming/run.py|batch/rebuild.py|batch/verify.py [args...]")
+        return 2
+    return run_job(argv[0], argv[1:], load_settings(), check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,6 +5,7 @@ Paths come from config; this module only says what each table is.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from jobs.config import Settings
@@ -103,11 +104,36 @@ GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "main") -> str:
     """Create the Delta table at its configured path if it is not there; return the path."""
     from delta.tables import DeltaTable
-    from pyspark.sql.types import StructType
 
     path = settings.table_path(table.name, namespace)
-    if DeltaTable.isDeltaTable(spark, path):  # the usual case on a restart: nothing to load
-        return path
+    # Two jobs may create the same table at once (a backfill next to a scheduled run): the loser
+    # sees a half-made location or loses the race for version 0. It waits and finds the table made.
+    for attempt in range(CREATE_ATTEMPTS):
+        if DeltaTable.isDeltaTable(spark, path):  # the usual case on a restart: nothing to load
+            return path
+        try:
+            _create(spark, table, path, namespace)
+            return path
+        except Exception as error:  # py4j wraps Delta's exceptions: match by name
+            if attempt == CREATE_ATTEMPTS - 1 or not any(mark in str(error) for mark in CREATE_RACE_MARKS):
+                raise
+            time.sleep(1 + attempt)
+    return path
+
+
+CREATE_ATTEMPTS = 5
+CREATE_RACE_MARKS = (
+    "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",
+    "ProtocolChanged",
+    "ConcurrentWrite",
+    "FileAlreadyExists",
+)
+
+
+def _create(spark, table: TableDef, path: str, namespace: str) -> None:
+    from delta.tables import DeltaTable
+    from pyspark.sql.types import StructType
+
     builder = DeltaTable.createIfNotExists(spark).location(path)
     builder = builder.addColumns(StructType.fromDDL(table.ddl))
     if table.partition_by:
@@ -116,7 +142,6 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
     for key, value in (table.properties if namespace == "main" else {}).items():
         builder = builder.property(key, value)
     builder.execute()
-    return path
 
 
 def ensure_tables(spark, settings: Settings, namespace: str = "main", names=None) -> None:

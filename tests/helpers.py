@@ -12,7 +12,9 @@ from jobs.config import Settings
 from jobs.reference import write_campaigns
 from jobs.tables import BRONZE, ensure_tables
 
-BASE = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+# Test days for the DAGs: on or after their start_date (2026-11-01), and days before any run of
+# the suite, so that a scheduled run of "yesterday" never takes a backfilled day.
+BASE = dt.datetime(2026, 11, 5, tzinfo=dt.UTC)
 
 
 def event(event_id: str, minute: float, user: str = "u1", kind: str = "impression", price=None, **extra) -> dict:

@@ -37,18 +37,26 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
 
     Jars, driver settings and environment come from `jobs.submit` at run time, the same ones
     the command line and the demo use; the connection decides the master (local[*] or a cluster).
+    In an environment whose `job_runner` is `emr-serverless`, the task is an EMR Serverless job
+    run of the same module instead.
     """
 
     def __init__(self, *, script: str, **kwargs: Any) -> None:
         kwargs.setdefault("conn_id", "spark_default")
         kwargs.setdefault("name", f"eo-{kwargs['task_id']}")
         super().__init__(application=str(HOME / script), **kwargs)
+        self.script = script
 
     def execute(self, context):
         from jobs.config import load_settings
         from jobs.submit import build_pyfiles, job_env, submit_conf
 
-        conf = submit_conf(load_settings(), self.conf)
+        settings = load_settings()
+        if settings.job_runner == "emr-serverless":  # the same job module, as an EMR Serverless job run
+            from jobs import emr_serverless
+
+            return emr_serverless.run(settings, self.script, list(self.application_args or []), self.conf)
+        conf = submit_conf(settings, self.conf)
         self.jars = conf.pop("spark.jars")
         self.conf = conf
         self.py_files = str(build_pyfiles())

@@ -13,7 +13,7 @@ from tests.helpers import sorted_rows
 pytestmark = pytest.mark.integration
 
 UTC = dt.UTC
-DAY1, DAY2 = dt.datetime(2026, 11, 20, tzinfo=UTC), dt.datetime(2026, 11, 21, tzinfo=UTC)
+DAY1, DAY2 = dt.datetime(2026, 11, 5, tzinfo=UTC), dt.datetime(2026, 11, 6, tzinfo=UTC)
 GOLD_TABLES = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 
 

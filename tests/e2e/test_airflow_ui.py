@@ -19,7 +19,7 @@ from tests.helpers import sorted_rows
 pytestmark = pytest.mark.integration
 
 PORT = 18080
-DAYS = (dt.datetime(2026, 11, 20), dt.datetime(2026, 11, 21))
+DAYS = (dt.datetime(2026, 11, 5), dt.datetime(2026, 11, 6))
 SCREENSHOT = REPO_ROOT / "reports" / "e2e" / "airflow-backfill.png"
 
 
@@ -84,7 +84,7 @@ def test_backfill_two_days_from_the_ui(spark, airflow, two_day_lake):
         finally:
             browser.close()
     intervals = sorted(r["data_interval_start"][:10] for r in runs)
-    assert intervals == ["2026-11-20", "2026-11-21"]
+    assert intervals == ["2026-11-05", "2026-11-06"]
     rebuilt = sorted_rows(spark, two_day_lake, CAMPAIGN_MINUTE_METRICS, "rebuild")
-    assert {r.window_date.isoformat() for r in rebuilt} == {"2026-11-20", "2026-11-21"}
+    assert {r.window_date.isoformat() for r in rebuilt} == {"2026-11-05", "2026-11-06"}
     print(f"browser test: {time.monotonic() - started:.0f} s after Airflow start; screenshot {SCREENSHOT}")

@@ -1,0 +1,150 @@
+"""The cloud way to run a job module: the same spark-submit, as an EMR Serverless job run.
+
+    python -m jobs.emr_serverless upload                      # jars, job code and entry points
+    python -m jobs.emr_serverless run batch/rebuild.py --start 2026-11-20 --end 2026-11-21
+    python -m jobs.emr_serverless run --detach streaming/run.py run   # the stream: start, do not wait
+
+Everything it addresses comes from Terraform's outputs (conf/terraform-outputs/<env>.json): the
+artifacts bucket, the application id and the Spark runtime role. The Airflow operator takes this
+path when the environment's `job_runner` is `emr-serverless`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from jobs.config import REPO_ROOT, Settings, load_settings
+
+ENTRY_POINTS = ("streaming/run.py", "batch/rebuild.py", "batch/verify.py", "batch/maintenance.py")
+TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
+
+
+class JobRunFailed(RuntimeError):
+    """The job run ended in FAILED or CANCELLED."""
+
+
+def _outputs(settings: Settings) -> dict:
+    from jobs.cloud import read_outputs
+
+    return read_outputs(settings.env, REPO_ROOT)
+
+
+def _client(service: str, region: str):
+    import boto3
+
+    return boto3.client(service, region_name=region)
+
+
+def artifact_key(kind: str, path: Path | str) -> str:
+    return f"{kind}/{Path(path).name}" if kind in ("jars", "pyfiles") else f"entrypoints/{path}"
+
+
+def upload(settings: Settings, s3=None, log: Callable[[str], None] = print) -> list[str]:
+    """Put the Maven-resolved jars, the zipped job packages and the entry points in the artifacts bucket."""
+    from jobs.spark import jar_paths
+    from jobs.submit import build_pyfiles
+
+    outputs = _outputs(settings)
+    s3 = s3 or _client("s3", str(outputs["region"]))
+    bucket = str(outputs["artifacts_bucket"])
+    files = [("jars", Path(j)) for j in jar_paths(object_store=True)]
+    files += [("pyfiles", build_pyfiles())] + [("entrypoints", REPO_ROOT / e) for e in ENTRY_POINTS]
+    keys = []
+    for n, (kind, path) in enumerate(files, 1):
+        key = artifact_key(kind, path if kind != "entrypoints" else path.relative_to(REPO_ROOT))
+        s3.upload_file(str(path), bucket, key)
+        keys.append(key)
+        if n % 10 == 0 or n == len(files):
+            log(f"uploaded {n}/{len(files)} artifacts to s3://{bucket}/")
+    return keys
+
+
+def job_driver(settings: Settings, script: str, args: list[str], conf: dict[str, str] | None = None) -> dict:
+    """The sparkSubmit job driver: the spark-submit command of jobs.submit, with s3:// artifacts."""
+    from jobs.spark import jar_paths
+
+    bucket = str(_outputs(settings)["artifacts_bucket"])
+    jars = ",".join(f"s3://{bucket}/{artifact_key('jars', j)}" for j in jar_paths(object_store=True))
+    merged = {
+        "spark.jars": jars,
+        "spark.submit.pyFiles": f"s3://{bucket}/{artifact_key('pyfiles', 'eo-jobs.zip')}",
+        # The job reads the same environment switch on the driver and the executors.
+        "spark.emr-serverless.driverEnv.EO_ENV": settings.env,
+        "spark.executorEnv.EO_ENV": settings.env,
+        **(conf or {}),
+    }
+    return {
+        "sparkSubmit": {
+            "entryPoint": f"s3://{bucket}/{artifact_key('entrypoints', script)}",
+            "entryPointArguments": list(args),
+            "sparkSubmitParameters": " ".join(f"--conf {k}={v}" for k, v in merged.items()),
+        }
+    }
+
+
+def run(
+    settings: Settings,
+    script: str,
+    args: list[str],
+    conf: dict[str, str] | None = None,
+    client=None,
+    poll_seconds: float = 15,
+    timeout: float = 6 * 3600,
+    log: Callable[[str], None] = print,
+    wait: bool = True,
+) -> str:
+    """Start the job run and (unless `wait` is false, as for the stream) wait for it; return its
+    id, or raise JobRunFailed."""
+    outputs = _outputs(settings)
+    client = client or _client("emr-serverless", str(outputs["region"]))
+    application = str(outputs["emr_application_id"])
+    started = client.start_job_run(
+        applicationId=application,
+        executionRoleArn=str(outputs["spark_role_arn"]),
+        name=f"eo-{Path(script).stem}",
+        jobDriver=job_driver(settings, script, args, conf),
+    )
+    run_id = started["jobRunId"]
+    log(f"EMR Serverless job run {run_id} on application {application}: {script} {' '.join(args)}")
+    if not wait:
+        return run_id
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get_job_run(applicationId=application, jobRunId=run_id)["jobRun"]
+        if job["state"] in TERMINAL:
+            break
+        if time.monotonic() > deadline:
+            client.cancel_job_run(applicationId=application, jobRunId=run_id)
+            raise JobRunFailed(f"job run {run_id} still {job['state']} after {timeout:.0f} s; cancelled it")
+        log(f"job run {run_id}: {job['state']}")
+        time.sleep(poll_seconds)
+    if job["state"] != "SUCCESS":
+        raise JobRunFailed(f"job run {run_id} ended {job['state']}: {job.get('stateDetails', 'no details')}")
+    log(f"job run {run_id}: SUCCESS")
+    return run_id
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    settings = load_settings()
+    if argv[:1] == ["upload"]:
+        upload(settings)
+        return 0
+    detach = "--detach" in argv[:2]
+    argv = [a for a in argv[:2] if a != "--detach"] + argv[2:]
+    if argv[:1] == ["run"] and len(argv) >= 2:
+        try:
+            run(settings, argv[1], argv[2:], wait=not detach)
+        except JobRunFailed as error:
+            print(error, file=sys.stderr)
+            return 1
+        return 0
+    print("usage: python -m jobs.emr_serverless upload | run [--detach] <script> [args...]", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
