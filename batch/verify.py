@@ -109,7 +109,7 @@ def verify(spark, settings: Settings, interval: Interval | None = None, verdict_
 
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
     url = evidence.publish()
-    if not settings.remote:
+    if "://" not in settings.reports_root:  # reports kept on this machine: the local site is it
         return url
     site = Path(url.removeprefix("file://")).parent
     target = f"{settings.reports_root.rstrip('/')}/data-docs"

@@ -84,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-kafka", action="store_true", help="leave the broker running")
     args = parser.parse_args(argv)
 
-    base = load_settings()
-    if base.env == "local-s3":
-        print(f"== 0. local S3 (moto) for environment {base.env}")
+    if os.environ.get("EO_ENV") == "local-s3":  # before the settings: it writes the outputs they read
+        print("== 0. local S3 (moto) for environment local-s3")
         LocalS3.default().start()
+    base = load_settings()
     os.environ.update(demo_environment(base, args.workdir, args.topic))
     settings = load_settings()
     broker = Broker.default()
@@ -123,11 +123,16 @@ def main(argv: list[str] | None = None) -> int:
         timings["rebuild"] = time.monotonic() - t
 
         t = step(5, "verify: stream == batch, row by row (Great Expectations)")
+        verdict_path = Path(settings.reports_root) / "verify" / "latest.json"
+        verdict_path.unlink(missing_ok=True)  # never summarise an earlier run's verdict
         verified = run_job("batch/verify.py", [], settings, check=False)
         timings["verify"] = time.monotonic() - t
         timings["total"] = time.monotonic() - begin
+        if not verdict_path.exists():
+            print(f"verification crashed (exit {verified.returncode}) before writing a verdict; see above")
+            return 1
 
-        verdict = json.loads((Path(settings.reports_root) / "verify" / "latest.json").read_text())
+        verdict = json.loads(verdict_path.read_text())
         catch_up = json.loads((Path(settings.reports_root) / "streaming" / "last-catch-up.json").read_text())
         print_summary(settings, verdict, stats, catch_up, timings)
         return 0 if verified.returncode == 0 and verdict["passed"] else 1
