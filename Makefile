@@ -60,7 +60,7 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 test: setup checkov-venv terraform-tool ## the whole suite: unit, integration and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
-chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~15 min)
+chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~20 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
 test-unit: setup ## unit tests only (a minute)

@@ -40,7 +40,8 @@ def timeline_png(timeline: Timeline) -> bytes:
     ax.set_xlabel("seconds since the lab started")
     ax.set_ylabel("Kafka records not yet in bronze")
     ax.set_title("Faults, restarts and consumer lag")
-    ax.legend(loc="upper left", fontsize=8, ncol=4)
+    # Below the axes: inside, the legend hid the fault markers along the top.
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncol=7, frameon=False)
     ax.grid(alpha=0.3)
     buffer = io.BytesIO()
     fig.tight_layout()
