@@ -62,11 +62,13 @@ def upload(settings: Settings, s3=None, log: Callable[[str], None] = print) -> l
     return keys
 
 
-def job_driver(settings: Settings, script: str, args: list[str], conf: dict[str, str] | None = None) -> dict:
+def job_driver(
+    settings: Settings, script: str, args: list[str], conf: dict[str, str] | None = None, outputs: dict | None = None
+) -> dict:
     """The sparkSubmit job driver: the spark-submit command of jobs.submit, with s3:// artifacts."""
     from jobs.spark import jar_paths
 
-    bucket = str(_outputs(settings)["artifacts_bucket"])
+    bucket = str((outputs or _outputs(settings))["artifacts_bucket"])
     jars = ",".join(f"s3://{bucket}/{artifact_key('jars', j)}" for j in jar_paths(object_store=True))
     merged = {
         "spark.jars": jars,
@@ -105,7 +107,7 @@ def run(
         applicationId=application,
         executionRoleArn=str(outputs["spark_role_arn"]),
         name=f"eo-{Path(script).stem}",
-        jobDriver=job_driver(settings, script, args, conf),
+        jobDriver=job_driver(settings, script, args, conf, outputs),
     )
     run_id = started["jobRunId"]
     log(f"EMR Serverless job run {run_id} on application {application}: {script} {' '.join(args)}")

@@ -14,12 +14,15 @@ from jobs.config import Settings
 def _s3(settings: Settings):
     import boto3
 
-    endpoint = settings.spark_conf.get("spark.hadoop.fs.s3a.endpoint")
-    region = settings.spark_conf.get("spark.hadoop.fs.s3a.endpoint.region")
-    if endpoint:  # a local S3-compatible server takes any key
-        return boto3.client("s3", endpoint_url=endpoint, region_name=region, aws_access_key_id="local",
-                            aws_secret_access_key="local")  # fmt: skip
-    return boto3.client("s3", region_name=region)  # the default credential chain
+    # The same endpoint and keys as Spark's s3a; without keys, the default credential chain.
+    conf = settings.spark_conf
+    return boto3.client(
+        "s3",
+        endpoint_url=conf.get("spark.hadoop.fs.s3a.endpoint"),
+        region_name=conf.get("spark.hadoop.fs.s3a.endpoint.region"),
+        aws_access_key_id=conf.get("spark.hadoop.fs.s3a.access.key"),
+        aws_secret_access_key=conf.get("spark.hadoop.fs.s3a.secret.key"),
+    )
 
 
 def _split(uri: str) -> tuple[str, str]:
