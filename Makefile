@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos bench flink-venv jars-flink checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-stop stream-status clean
 
 help: ## list the targets
@@ -53,15 +53,29 @@ $(CHECKOV): infra/checkov-requirements.txt
 	@rm -rf .cache/checkov-venv && $(PY) -m venv .cache/checkov-venv
 	@.cache/checkov-venv/bin/pip install -q --disable-pip-version-check -r infra/checkov-requirements.txt
 
+# PyFlink, the benchmark's third system, conflicts with Airflow's pins: a venv of its own, and its
+# Kafka connector from Maven like every other jar.
+FLINK_PY := .cache/flink-venv/bin/python
+flink-venv: $(FLINK_PY) ## PyFlink 2.3 in a venv of its own (for make bench)
+$(FLINK_PY): infra/flink-requirements.txt
+	@rm -rf .cache/flink-venv && $(PY) -m venv .cache/flink-venv
+	@echo "installing PyFlink into .cache/flink-venv"
+	@.cache/flink-venv/bin/pip install -q --disable-pip-version-check -r infra/flink-requirements.txt
+	@touch $@
+jars-flink: $(JARS)/flink/.resolved ## the Flink Kafka SQL connector, for PyFlink
+
 terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
 
-test: setup checkov-venv terraform-tool ## the whole suite: unit, integration and the chaos smoke
+test: setup checkov-venv terraform-tool flink-venv jars-flink ## the whole suite: unit, integration and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~20 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
+
+bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~5 min)
+	$(PYTHON) -m lab.bench $(BENCH_ARGS)
 
 test-unit: setup ## unit tests only (a minute)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)

@@ -30,6 +30,7 @@ from jobs.quality.reconcile import account_for_acks, read_acks
 from jobs.quality.verdicts import run_verdict_path, write_verdict
 from jobs.spark import build_session
 from jobs.tables import BRONZE, GOLD, QUARANTINE, SILVER, SOURCE_KEY
+from jobs.transforms.parse import valid_events
 
 
 def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None) -> dict:
@@ -54,7 +55,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     silver = lake.read(spark, settings, SILVER)
     quarantine = lake.read(spark, settings, QUARANTINE)
     bronze = lake.read(spark, settings, BRONZE)
-    valid = classify_log(spark, settings).where(F.col("reason").isNull()).select("event_id").persist()
+    valid = valid_events(classify_log(spark, settings)).select(*SILVER.key).persist()
     duplicates = valid.count() - valid.distinct().count()
     valid.unpersist()
     acks = read_acks(spark, settings.acks_root, settings.topic)

@@ -119,6 +119,23 @@ def apply_changes(
     )
 
 
+def accumulate(
+    spark: SparkSession, path: str, rows: DataFrame, key: Sequence[str], values: Sequence[str], txn: Txn
+) -> dict:
+    """Add the rows' `values` to the stored ones, inserting new keys.
+
+    Adding is not idempotent by itself: the transaction id is what makes it exactly-once, since
+    Delta skips a replayed batch's version instead of adding it twice. Hence `txn` is required.
+    """
+    added = {c: f"t.`{c}` + s.`{c}`" for c in values}
+    return _merge(
+        spark,
+        path,
+        lambda t: t.merge(rows.alias("s"), _on(key)).whenMatchedUpdate(set=added).whenNotMatchedInsertAll(),
+        txn,
+    )
+
+
 def claim(spark: SparkSession, table: TableDef, path: str, txn: Txn) -> None:
     """An empty commit that records `txn` on the table: writes with lower versions are skipped."""
     empty = spark.createDataFrame([], table.ddl)

@@ -59,7 +59,10 @@ SILVER = TableDef(
         "user_id STRING, session_id STRING, campaign_id STRING, ad_id STRING, "
         f"price DECIMAL(10,2), {SOURCE_COLUMNS}"
     ),
-    key=("event_id",),
+    # A copy of an event carries the event's own time (a retry re-sends the payload), so all
+    # copies share event_date: keying on it lets each MERGE read only the days a batch touches,
+    # and a batch costs the same however long the history is (README: history independence).
+    key=("event_id", "event_date"),
     partition_by=("event_date",),
     # Deduplicated by insert-only MERGE: a row, once in, never changes.
     properties={"delta.appendOnly": "true"},

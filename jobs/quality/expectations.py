@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import great_expectations.expectations as gxe
 
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, USER_SESSIONS
+from jobs.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, SILVER, USER_SESSIONS
 
 
 def _unique(key: Sequence[str]):
@@ -36,7 +36,7 @@ def counts_reconcile() -> list:
 
 def silver() -> list:
     return [
-        _unique(["event_id"]),
+        _unique(list(SILVER.key)),
         *_not_null(["event_id", "event_type", "event_time", "user_id", "campaign_id"]),
         gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
         gxe.ExpectColumnValuesToBeBetween(column="price", min_value=0),

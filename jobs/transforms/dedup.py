@@ -1,4 +1,4 @@
-"""Deduplication by event_id: the copy with the lowest source coordinates wins.
+"""Deduplication by silver's key (event_id within its event day): the lowest source coordinates win.
 
 Producers key messages by event_id, so every copy of an event sits in one Kafka partition and
 "lowest (partition, offset)" is also "first seen by the stream"; stream and batch therefore pick
@@ -10,10 +10,10 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from jobs.tables import SOURCE_KEY
+from jobs.tables import SILVER, SOURCE_KEY
 
 
 def first_copies(events: DataFrame) -> DataFrame:
-    """One row per event_id: the copy with the lowest (topic, partition, offset)."""
-    order = Window.partitionBy("event_id").orderBy(*SOURCE_KEY)
+    """One row per silver key: the copy with the lowest (topic, partition, offset)."""
+    order = Window.partitionBy(*SILVER.key).orderBy(*SOURCE_KEY)
     return events.withColumn("_copy", F.row_number().over(order)).where(F.col("_copy") == 1).drop("_copy")

@@ -1,0 +1,44 @@
+"""`python -m lab.bench --quick` end to end: every phase runs and the report has its schema.
+
+Speed is never asserted here (benchmarks report figures, tests check plumbing); only that each
+metric was measured, and that the three YSB systems counted the same views.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jobs.config import REPO_ROOT
+from lab.bench.report import REQUIRED_METRICS
+
+pytestmark = pytest.mark.integration
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PLOTS = ("throughput.png", "latency_cdf.png", "rebuild_loglog.png", "history.png")
+
+
+def test_quick_bench_writes_a_complete_report(tmp_path):
+    env = {**os.environ, "EO_BENCH_KAFKA_PORT": "49192"}
+    command = [sys.executable, "-m", "lab.bench", "--quick", "--run-id", "quick-test", "--out-root", str(tmp_path)]
+    finished = subprocess.run(command, cwd=REPO_ROOT, env=env, timeout=1200)
+    assert finished.returncode == 0, "a bench phase failed; see its output above"
+
+    run = tmp_path / "quick-test"
+    report = json.loads((run / "bench.json").read_text())
+    metrics = report["metrics"]
+    missing = [name for name in REQUIRED_METRICS if not isinstance(metrics.get(name), int | float)]
+    assert not missing, f"metrics not measured: {missing}"
+    assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gb"] > 0
+    assert {"pyspark", "delta-spark", "apache-flink", "kafka", "java"} <= set(report["versions"])
+    assert report["ysb"]["agreement"]["agree"] and report["ysb"]["agreement"]["views"] > 0
+    assert len(report["rebuild"]["sizes"]) == 3 and len(report["history"]["runs"]) == 2
+    assert {row["metric"] for row in report["targets"]} <= set(REQUIRED_METRICS)
+    for plot in PLOTS:
+        assert (run / plot).read_bytes()[:8] == PNG_MAGIC, plot
+    assert "| metric | target | measured | met |" in (run / "summary.md").read_text()
+    assert (tmp_path / "latest").resolve() == run.resolve()
