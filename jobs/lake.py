@@ -53,10 +53,10 @@ def _transaction_id(spark: SparkSession, txn: Txn | None) -> Iterator[None]:
         spark.conf.unset(TXN_VERSION)
 
 
-def _merge(spark: SparkSession, path: str, build, txn: Txn | None) -> dict:
+def _merge(spark: SparkSession, path: str, build, txn: Txn | None, skip_means_fenced: bool = True) -> dict:
     with _transaction_id(spark, txn):
         metrics = _metrics(build(_delta(spark, path).alias("t")).execute())
-    if txn and not metrics:
+    if txn and not metrics and skip_means_fenced:
         # Delta returns no metrics when it skipped the write: a newer epoch claimed the table.
         raise Fenced(f"Delta skipped a write to {path} with version {txn[1]}: a newer instance claimed it")
     return metrics
@@ -125,7 +125,8 @@ def accumulate(
     """Add the rows' `values` to the stored ones, inserting new keys.
 
     Adding is not idempotent by itself: the transaction id is what makes it exactly-once, since
-    Delta skips a replayed batch's version instead of adding it twice. Hence `txn` is required.
+    Delta skips a replayed batch's version instead of adding it twice. Hence `txn` is required,
+    with an app id that stays the same across restarts. Returns {} for a skipped replay.
     """
     added = {c: f"t.`{c}` + s.`{c}`" for c in values}
     return _merge(
@@ -133,6 +134,7 @@ def accumulate(
         path,
         lambda t: t.merge(rows.alias("s"), _on(key)).whenMatchedUpdate(set=added).whenNotMatchedInsertAll(),
         txn,
+        skip_means_fenced=False,
     )
 
 
