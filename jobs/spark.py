@@ -27,6 +27,9 @@ BASE_CONF: dict[str, str] = {
     "spark.databricks.delta.schema.autoMerge.enabled": "false",
     # Merges write few, larger files instead of one per shuffle partition.
     "spark.databricks.delta.merge.repartitionBeforeWrite.enabled": "true",
+    # Batches are persisted to be read twice, once: compressing the cache doubled the cost of
+    # parsing a batch (make bench, 2M records: 8.3 s parse, 16.8 s compressed, 8.6 s not).
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
     "spark.sql.streaming.stateStore.providerClass": (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     ),
