@@ -13,7 +13,7 @@ ENV ?= local
 export EO_ENV := $(ENV)
 
 .PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos bench flink-venv jars-flink checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
-	airflow airflow-stop airflow-status stream-start stream-stop stream-status clean
+	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -104,7 +104,9 @@ airflow-status: venv
 
 stream-start: setup ## run the streaming job continuously in the background (needs Kafka)
 	$(PYTHON) -m infra.streaming start
-stream-stop: venv
+stream-standby: setup ## a warm standby driver that takes over within seconds if the job dies
+	$(PYTHON) -m infra.streaming standby
+stream-stop: venv ## stop the streaming job (and its standby)
 	$(PYTHON) -m infra.streaming stop
 stream-status: venv ## is it running; lag per partition; seconds since the last commit
 	$(PYTHON) -m infra.streaming status

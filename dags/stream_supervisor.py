@@ -64,10 +64,11 @@ def stream_supervisor():
             return "dead or stalled, restart disabled"
         if report["running"]:
             streaming.kill(settings)
-        pid = streaming.start(settings)
+        pid = streaming.start(settings)  # None: a warm standby has taken over instead
         reason = f"stalled: {stalled}" if stalled else "not running"
-        print(f"restarted the streaming job ({reason}), pid {pid}; it resumes from its checkpoints")
-        return f"restarted ({reason})"
+        how = f"restarted the streaming job, pid {pid}" if pid else "its standby took over"
+        print(f"{how} ({reason}); it resumes from its checkpoints")
+        return f"{'restarted' if pid else 'standby took over'} ({reason})"
 
     @task
     def check_lag(report: dict, params=None) -> int:

@@ -1,9 +1,11 @@
 """The streaming job as a long-running local service (what the supervisor DAG restarts).
 
-    python -m infra.streaming start|stop|status|kill [-- extra streaming args]
+    python -m infra.streaming start|standby|stop|status|kill [-- extra streaming args]
 
 It is `spark-submit streaming/run.py run`, detached, with its pid and log under
-data/services/streaming-<topic>/. A restart resumes from the queries' checkpoints.
+data/services/streaming-<topic>/. A restart resumes from the queries' checkpoints. `standby`
+starts a warm second driver (`run --standby`) that takes over the moment the job dies; once it
+has, it is the job (its pid file is promoted), and another standby can be started.
 """
 
 from __future__ import annotations
@@ -26,36 +28,70 @@ def home(settings: Settings) -> Path:
     return SERVICES_DIR / f"streaming-{settings.topic}"
 
 
-def pid_file(settings: Settings) -> Path:
-    return home(settings) / "streaming.pid"
+def pid_file(settings: Settings, role: str = "streaming") -> Path:
+    return home(settings) / f"{role}.pid"
+
+
+def _alive(settings: Settings, role: str) -> bool:
+    return process.alive(process.read_pid(pid_file(settings, role)))
+
+
+def _promote(settings: Settings) -> None:
+    """A standby outliving the job has taken over (or is about to): from now on it is the job."""
+    if not _alive(settings, "streaming") and _alive(settings, "standby"):
+        pid_file(settings, "standby").replace(pid_file(settings))
 
 
 def running(settings: Settings) -> bool:
-    return process.alive(process.read_pid(pid_file(settings)))
+    _promote(settings)
+    return _alive(settings, "streaming")
+
+
+def standing_by(settings: Settings) -> bool:
+    _promote(settings)
+    return _alive(settings, "standby")
+
+
+def _spawn(settings: Settings, role: str, args: list[str]) -> int:
+    home(settings).mkdir(parents=True, exist_ok=True)
+    cmd = submit_command("streaming/run.py", ["run", *args], settings)
+    return process.spawn(cmd, home(settings) / f"{role}.log", pid_file(settings, role), env=submit_env())
 
 
 def start(settings: Settings, args: list[str] | None = None) -> int | None:
     """Start the continuous streaming job unless it runs already; returns the new pid."""
     if running(settings):
         return None
-    home(settings).mkdir(parents=True, exist_ok=True)
-    cmd = submit_command("streaming/run.py", ["run", *(args or [])], settings)
-    return process.spawn(cmd, home(settings) / "streaming.log", pid_file(settings), env=submit_env())
+    return _spawn(settings, "streaming", args or [])
 
 
-def stop(settings: Settings) -> bool:
-    """SIGTERM to the whole process group (driver JVM and Python), then wait."""
-    pid = process.read_pid(pid_file(settings))
+def start_standby(settings: Settings, args: list[str] | None = None) -> int | None:
+    """Start a warm standby next to the job unless one waits already; returns its pid."""
+    if standing_by(settings):
+        return None
+    return _spawn(settings, "standby", [*(args or []), "--standby"])
+
+
+def _terminate(settings: Settings, role: str) -> bool:
+    pid = process.read_pid(pid_file(settings, role))
     if not process.alive(pid):
         return False
     os.killpg(pid, signal.SIGTERM)
-    process.wait_for(lambda: not process.alive(pid), 60, "streaming job exit")
-    pid_file(settings).unlink(missing_ok=True)
+    process.wait_for(lambda: not process.alive(pid), 60, f"{role} exit")
+    pid_file(settings, role).unlink(missing_ok=True)
     return True
 
 
+def stop(settings: Settings) -> bool:
+    """SIGTERM to the whole process group (driver JVM and Python), then wait; the standby first,
+    so that it does not take over from the job being stopped."""
+    _terminate(settings, "standby")
+    return _terminate(settings, "streaming")
+
+
 def kill(settings: Settings) -> int | None:
-    """SIGKILL the whole driver, as a crash would."""
+    """SIGKILL the whole driver, as a crash would (a standby, if one waits, takes over)."""
+    _promote(settings)
     pid = process.read_pid(pid_file(settings))
     if not process.alive(pid):
         return None
@@ -66,7 +102,7 @@ def kill(settings: Settings) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infra.streaming", description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["start", "stop", "status", "kill"])
+    parser.add_argument("action", choices=["start", "standby", "stop", "status", "kill"])
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="arguments for `streaming run`")
     args = parser.parse_args(argv)
     settings = load_settings()
@@ -74,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         pid = start(settings, [a for a in args.extra if a != "--"])
         print(f"streaming job started, pid {pid}" if pid else "streaming job already running")
         print(f"log: {home(settings) / 'streaming.log'}")
+    elif args.action == "standby":
+        pid = start_standby(settings, [a for a in args.extra if a != "--"])
+        print(f"standby started, pid {pid}" if pid else "a standby is already waiting")
+        print(f"log: {home(settings) / 'standby.log'}")
     elif args.action == "stop":
         print("streaming job stopped" if stop(settings) else "streaming job was not running")
     elif args.action == "kill":
@@ -82,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from jobs.monitoring import health
 
-        print(json.dumps({"running": running(settings), "queries": health(settings)}, indent=2))
+        report = {"running": running(settings), "standby": standing_by(settings), "queries": health(settings)}
+        print(json.dumps(report, indent=2))
         return 0 if running(settings) else 3
     return 0
 

@@ -2,6 +2,7 @@
 
     python -m streaming run [--until-caught-up] [--trigger-seconds S]
                             [--max-offsets-per-trigger N] [--max-files-per-trigger N]
+    python -m streaming run --standby [...]   # warm, takes over when the active instance exits
     python -m streaming reset --query {ingest,refine}
 
 Also runs as `spark-submit streaming/run.py ...`.
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from jobs import lake
-from jobs.config import REPO_ROOT, Settings, load_settings
+from jobs.config import Settings, load_settings
 from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for
 from jobs.kafka_admin import topic_partitions
 from jobs.reference import write_campaigns
@@ -26,6 +27,7 @@ from jobs.sinks import postgres
 from jobs.spark import build_session
 from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, CAMPAIGNS, QUARANTINE, SILVER, USER_SESSIONS, ensure_tables
 from streaming.queries import QUERIES, Knobs, start_ingest, start_refine
+from streaming.standby import ActiveLock, local_root, wait_for_turn
 
 # The Delta tables each query writes: claimed with the new epoch before its first batch.
 WRITES = {"ingest": (BRONZE,), "refine": (QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
@@ -46,8 +48,7 @@ def take_over(spark, settings: Settings, queries: list[str]) -> tuple[dict[str, 
     dsn, guarantees = postgres.configured()
     if dsn:
         postgres.create_tables(dsn)
-    local_root = settings.checkpoint_root if "://" not in settings.checkpoint_root else str(REPO_ROOT / "data")
-    lease = lease_for(local_root, dsn)
+    lease = lease_for(local_root(settings), dsn)
     fences = {name: Fence.start(lease, name) for name in queries}
     claims = [
         (table, settings.table_path(table.name), (name, claim_version(fences[name].epoch)))
@@ -108,10 +109,32 @@ def _write_catch_up(settings: Settings, stats: dict) -> None:
     (folder / "last-catch-up.json").write_text(json.dumps(stats, indent=2))
 
 
-def run(settings: Settings, knobs: Knobs, queries: list[str]) -> int:
+def warm_up(spark, settings: Settings, queries: list[str]) -> None:
+    """What a restarted driver would do first, done ahead: load every table's Delta log and run
+    a tiny job on each, so the JVM has compiled the paths a batch takes."""
+    tables = {t.name: t for t in (BRONZE, CAMPAIGNS, *(table for name in queries for table in WRITES[name]))}
+    for table in tables.values():
+        lake.read(spark, settings, table).limit(1).collect()
+
+
+def stand_by(spark, settings: Settings, queries: list[str], lock: ActiveLock) -> None:
     began = time.monotonic()
+    warm_up(spark, settings, queries)
+    print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
+    wait_for_turn(lock, lease_for(local_root(settings), postgres.configured()[0]), queries)
+    print("[standby] the active instance is gone: taking over", flush=True)
+
+
+def run(settings: Settings, knobs: Knobs, queries: list[str], standby: bool = False) -> int:
+    began = time.monotonic()
+    lock = ActiveLock.for_job(settings, queries)
+    if not standby:
+        lock.hold()  # first thing: a standby must not mistake this instance's start-up for a vacancy
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
+    if standby:
+        stand_by(spark, settings, queries, lock)
+        began = time.monotonic()  # from here on it is a start like any other, only warm
     started = time.monotonic()
     partitions = topic_partitions(settings) if "ingest" in queries else []
     if "ingest" in queries and not partitions:
@@ -198,6 +221,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="benchmark baseline: plain appends, no dedup, no fencing; gold is NOT exact",
     )
     run_cmd.add_argument("--queries", default=",".join(QUERIES), help="comma-separated subset")
+    run_cmd.add_argument(
+        "--standby",
+        action="store_true",
+        help="start warm, wait for the active instance to exit, then take over (streaming/standby.py)",
+    )
     reset_cmd = commands.add_parser("reset", help="move a checkpoint aside (documented bootstrap)")
     reset_cmd.add_argument("--query", choices=QUERIES, required=True)
     return parser.parse_args(argv)
@@ -220,7 +248,10 @@ def main(argv: list[str] | None = None) -> int:
         max_files_per_trigger=args.max_files_per_trigger,
         guarantees=not args.no_guarantees,
     )
-    return run(settings, knobs, queries)
+    if args.standby and (knobs.until_caught_up or not knobs.guarantees):
+        print("--standby is for the continuous, fenced job (not --until-caught-up, --no-guarantees)", file=sys.stderr)
+        return 2
+    return run(settings, knobs, queries, standby=args.standby)
 
 
 if __name__ == "__main__":

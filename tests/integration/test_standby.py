@@ -1,0 +1,65 @@
+"""A warm standby driver (streaming/standby.py) waits while the active one lives, takes over when
+it is SIGKILLed mid-stream, and afterwards nothing is lost, nothing doubled, and stream == batch."""
+
+import signal
+import time
+
+import pytest
+
+from batch.rebuild import rebuild
+from batch.verify import verify
+from jobs.submit import run_job
+from lab.instances import Instance, committed_batches
+from tests.conftest import settings_env
+from tests.integration.producing import produce
+
+pytestmark = pytest.mark.integration
+
+ARGS = ["run", "--trigger-seconds", "1", "--max-offsets-per-trigger", "2500"]
+
+
+def wait_until(check, timeout: float, what: str, *alive: Instance) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        for instance in alive:
+            assert instance.alive, (
+                f"instance {instance.number} exited with {instance.proc.returncode}; see {instance.log}"
+            )
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def log_has(instance: Instance, text: str) -> bool:
+    return instance.log.exists() and text in instance.log.read_text(errors="replace")
+
+
+def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipeline, tmp_path):
+    env = settings_env(pipeline)
+    produce(pipeline, 20_000)
+    active = Instance(1, pipeline, env, tmp_path / "active.log", ARGS).start()
+    standby = None
+    try:
+        wait_until(lambda: committed_batches(pipeline, ("refine",)) >= 1, 240, "a first refine batch", active)
+        # Next to a running job, as it would be deployed: it warms up, then waits.
+        standby = Instance(2, pipeline, env, tmp_path / "standby.log", [*ARGS, "--standby"]).start()
+        wait_until(lambda: log_has(standby, "[standby] warm"), 240, "the standby to warm up", standby, active)
+        time.sleep(2)
+        assert not log_has(standby, "taking over"), "the standby took over from a live instance"
+
+        active.kill()
+        standby.count_from(time.time())
+        produce(pipeline, 5_000, seed=8)  # traffic after the crash: only the standby can commit it
+        wait_until(lambda: log_has(standby, "taking over"), 60, "the standby to take over", standby)
+        assert standby.wait_first_commit(240) is not None, f"the standby never committed; see {standby.log}"
+        assert "ingest epoch 2, refine epoch 2" in standby.log.read_text(), "the standby did not take new epochs"
+    finally:
+        active.kill()
+        if standby is not None:
+            standby.signal(signal.SIGTERM)
+            if standby.wait(60) is None:
+                standby.kill()
+    run_job("streaming/run.py", ["run", "--until-caught-up"], pipeline, env=env)
+    rebuild(spark, pipeline)
+    verdict = verify(spark, pipeline)
+    assert verdict["passed"], [e for e in verdict["expectations"] if not e["success"]]
+    assert verdict["reconciliation"]["lost"] == 0 and verdict["reconciliation"]["acked"] == 25_000
