@@ -68,13 +68,21 @@ def ingest_health(settings: Settings, end_offsets: dict[int, int]) -> QueryHealt
     return QueryHealth("ingest", state.batch_id, state.age_seconds, sum(by_partition.values()), by_partition)
 
 
+def _refined_through(state: CheckpointState) -> int:
+    """The last bronze version refine has wholly committed (-1: none)."""
+    offset = state.source_offsets[0] if state.source_offsets else {"reservoirVersion": 0, "index": -1}
+    # index -1: every version before reservoirVersion is done; otherwise it is part-way through it.
+    return int(offset["reservoirVersion"]) - (1 if int(offset.get("index", -1)) == -1 else 0)
+
+
+def refined_through(settings: Settings) -> int:
+    return _refined_through(read_checkpoint(settings.checkpoint_path("refine")))
+
+
 def refine_health(settings: Settings) -> QueryHealth:
     state = read_checkpoint(settings.checkpoint_path("refine"))
     latest = latest_delta_version(settings.table_path(BRONZE.name))
-    offset = state.source_offsets[0] if state.source_offsets else {"reservoirVersion": 0, "index": -1}
-    # index -1: every version before reservoirVersion is done; otherwise it is part-way through it.
-    done_through = int(offset["reservoirVersion"]) - (1 if int(offset.get("index", -1)) == -1 else 0)
-    behind = 0 if latest is None else max(0, latest - done_through)
+    behind = 0 if latest is None else max(0, latest - _refined_through(state))
     return QueryHealth("refine", state.batch_id, state.age_seconds, behind)
 
 

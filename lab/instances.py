@@ -54,6 +54,11 @@ class Instance:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def count_from(self, moment: float) -> None:
+        """Time the first commit from `moment`: a standby's clock starts when the active one dies."""
+        self.started_at = moment
+        self.commits_at_start = committed_batches(self.settings)
+
     def wait_first_commit(self, timeout: float = 180.0) -> float | None:
         """Seconds from start to the first batch it committed, of either query (None if it died first)."""
         deadline = time.monotonic() + timeout

@@ -39,6 +39,8 @@ class Profile:
     pipeline_batch: int = 500_000
     offered_rate: int = 50_000
     latency_seconds: int = 30
+    # A second latency point at a rate the job keeps up with: what latency costs when not queueing.
+    sustained_rate: int = 5_000
     recovery_rate: int = 5_000
     recovery_seconds: int = 150
     rebuild_sizes: tuple[int, ...] = (1_000_000, 3_000_000, 10_000_000)
@@ -55,6 +57,7 @@ QUICK = Profile(
     pipeline_events=100_000,
     pipeline_batch=100_000,
     latency_seconds=2,
+    sustained_rate=2_000,
     recovery_rate=2_000,
     recovery_seconds=30,
     rebuild_sizes=(50_000, 100_000, 200_000),
@@ -181,25 +184,42 @@ class Bench:
         return clickstream_records(self.spark, n, start).toPandas()
 
     def continuous(self) -> None:
-        """Latency at the offered rate, then recovery from a SIGKILL, on one continuously running job."""
-        from lab.bench.pipeline import measure_latency, measure_recovery
+        """Latency at the offered rate and at a sustained one, then recovery from SIGKILLs, on one
+        continuously running job."""
+        from lab.bench.pipeline import measure_latency, measure_latency_again, measure_recovery
         from lab.bench.scaling import fresh_lake
 
         p = self.profile
         settings = fresh_lake(self.topic("bench-continuous"), self.work / "continuous")
-        load = p.offered_rate * p.latency_seconds
-        records = self._records(10_000 + load + p.recovery_rate * p.recovery_seconds, STREAM_START)
-        warmup, offered, after = records.iloc[:10_000], records.iloc[10_000:][:load], records.iloc[10_000 + load :]
+        loads = [10_000, p.offered_rate * p.latency_seconds, p.sustained_rate * p.latency_seconds]
+        # Two recoveries (cold restart, then warm standby), each with recovery_seconds of load.
+        records = self._records(sum(loads) + 2 * p.recovery_rate * p.recovery_seconds, STREAM_START)
+        ends = [sum(loads[: i + 1]) for i in range(len(loads))]
+        warmup, offered, sustained, after = (
+            records.iloc[: ends[0]],
+            records.iloc[ends[0] : ends[1]],
+            records.iloc[ends[1] : ends[2]],
+            records.iloc[ends[2] :],
+        )
         latency, job = measure_latency(self.spark, settings, offered, p.offered_rate, warmup, self.work, self.log)
         self.result["latency"] = latency
         self.metrics.update(latency_p50_s=latency["p50_s"], latency_p99_s=latency["p99_s"])
         self.metrics["offered_events_per_s"] = latency["offered_events_per_s"]
         self.log(f"   p50 {latency['p50_s']} s, p99 {latency['p99_s']} s over {latency['events']:,} events")
+        try:
+            steady = measure_latency_again(self.spark, settings, job, sustained, p.sustained_rate, self.log)
+        except BaseException:
+            job.kill()
+            raise
+        self.result["latency_sustained"] = steady
+        self.metrics.update(latency_sustained_p50_s=steady["p50_s"], latency_sustained_p99_s=steady["p99_s"])
+        self.metrics["sustained_events_per_s"] = steady["offered_events_per_s"]
+        self.log(f"   at {steady['offered_events_per_s']:,}/s: p50 {steady['p50_s']} s, p99 {steady['p99_s']} s")
         recovery = measure_recovery(settings, job, after, p.recovery_rate, self.work, self.log)
         self.result["recovery"] = recovery
-        self.metrics["recovery_first_batch_s"] = recovery["first_batch_s"]
-        self.metrics["recovery_caught_up_s"] = recovery["caught_up_s"]
-        self.log(f"   first batch {recovery['first_batch_s']} s after restart, caught up {recovery['caught_up_s']} s")
+        for prefix, figures in (("recovery", recovery["standby"]), ("recovery_cold", recovery["cold"])):
+            self.metrics[f"{prefix}_first_batch_s"] = figures["first_batch_s"]
+            self.metrics[f"{prefix}_caught_up_s"] = figures["caught_up_s"]
 
     def history(self) -> None:
         from lab.bench.scaling import refine_batches
@@ -301,6 +321,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pipeline-events", type=count)
     parser.add_argument("--offered-rate", type=count, help="events/s offered in the latency phase (default 50k)")
     parser.add_argument("--latency-seconds", type=int)
+    parser.add_argument("--sustained-rate", type=count, help="a second latency point at this rate (default 5k)")
     parser.add_argument("--rebuild-sizes", type=counts, help="e.g. 1M,10M,50M")
     parser.add_argument("--history-sizes", type=counts, help="two sizes, e.g. 1M,50M")
     parser.add_argument("--run-id", default=dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ"))
@@ -312,7 +333,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     profile = QUICK if args.quick else DEFAULT
-    sizes = ("ysb_events", "pipeline_events", "offered_rate", "latency_seconds", "rebuild_sizes", "history_sizes")
+    sizes = ("ysb_events", "pipeline_events", "offered_rate", "latency_seconds", "sustained_rate")
+    sizes += ("rebuild_sizes", "history_sizes")
     overrides = {name: getattr(args, name) for name in sizes if getattr(args, name)}
     if "history_sizes" in overrides and len(overrides["history_sizes"]) != 2:
         print("--history-sizes takes two sizes, short and long, e.g. 1M,50M", file=sys.stderr)

@@ -3,7 +3,8 @@
 - throughput: catch up on a pre-loaded topic, with and without the guarantees;
 - latency: a paced producer at the offered rate while the job runs continuously; each silver row's
   latency is the time its batch's last gold commit became visible minus its Kafka timestamp;
-- recovery: SIGKILL the job under load, restart it, time the first commit and the catch-up.
+- recovery: SIGKILL the job under load and restart it cold, then again with a warm standby waiting:
+  seconds from the kill to the first commit and to the catch-up, for each.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import pandas as pd
 
 from jobs.config import Settings
 from jobs.kafka_admin import end_offsets
-from jobs.monitoring import read_checkpoint, refine_health
+from jobs.monitoring import latest_delta_version, read_checkpoint, refine_health, refined_through
 from jobs.submit import run_job
+from jobs.tables import BRONZE
 from lab.instances import Instance, committed_batches
 from producer.publish import producer_config
 
@@ -54,6 +56,11 @@ class PacedProducer(threading.Thread):
         self.settings, self.records, self.rate = settings, records, rate
         self.sent = 0
         self.started = self.finished = 0.0
+        self.stopping = threading.Event()
+
+    def stop(self) -> None:
+        """Send no more (the records not sent yet are simply not offered)."""
+        self.stopping.set()
 
     def run(self) -> None:
         from confluent_kafka import Producer
@@ -62,6 +69,8 @@ class PacedProducer(threading.Thread):
         keys, values, parts = (self.records[c].tolist() for c in ("key", "value", "partition"))
         self.started = time.time()
         for i, (key, value, part) in enumerate(zip(keys, values, parts, strict=True)):
+            if self.stopping.is_set():
+                break
             ahead = i / self.rate - (time.time() - self.started)
             if ahead > 0.01:
                 producer.poll(0)
@@ -102,9 +111,30 @@ def caught_up(settings: Settings) -> bool:
     return ingested_through(settings, end_offsets(settings)) and refine_health(settings).lag == 0
 
 
-def start_job(settings: Settings, log: Path, number: int, trigger_seconds: float, max_offsets: int) -> Instance:
+def caught_up_with(settings: Settings, backlog: dict[int, int]):
+    """A check: is everything produced before `backlog` (end offsets) refined into gold?
+
+    Ingest must have passed those offsets; refine must have committed the bronze version that
+    held them by then. The load may go on meanwhile: this is not "idle", only "past the backlog".
+    """
+    bronze = settings.table_path(BRONZE.name)
+    holding: list[int] = []
+
+    def check() -> bool:
+        if not holding:
+            if not ingested_through(settings, backlog):
+                return False
+            holding.append(latest_delta_version(bronze))
+        return refined_through(settings) >= holding[0]
+
+    return check
+
+
+def start_job(
+    settings: Settings, log: Path, number: int, trigger_seconds: float, max_offsets: int, standby: bool = False
+) -> Instance:
     args = ["run", "--trigger-seconds", str(trigger_seconds), "--max-offsets-per-trigger", str(max_offsets)]
-    return Instance(number, settings, job_env(settings), log, args).start()
+    return Instance(number, settings, job_env(settings), log, [*args, *(["--standby"] if standby else [])]).start()
 
 
 def _commit_times(table_path: str) -> list[tuple[int, float, list[str]]]:
@@ -169,54 +199,90 @@ def measure_latency(
 ) -> tuple[dict, Instance]:
     """Run the job continuously, warm it up, then offer `records` at `rate` and time each row to gold.
 
-    Returns the figures and the job, still running (the recovery measurement goes on with it).
+    Returns the figures and the job, still running (more rates and the recovery go on with it).
     """
     job = start_job(settings, workdir / "continuous-job-1.log", 1, trigger_seconds=0.5, max_offsets=int(rate * 4))
     try:
         PacedProducer(settings, warmup, rate=len(warmup)).run()  # about a second's worth
         if wait_until(lambda: caught_up(settings) and committed_batches(settings, ("refine",)) > 0, 300) is None:
             raise RuntimeError(f"the streaming job did not process the warm-up; see {job.log}")
-        log(f"   warm; offering {len(records):,} events at {rate:,.0f}/s")
-        producer = PacedProducer(settings, records, rate)
-        producer.run()
-        log(f"   offered {producer.sent:,} at {producer.achieved_rate:,.0f}/s; waiting for the job to catch up")
-        drained = wait_until(lambda: caught_up(settings), 900)
-        if drained is None:
-            raise RuntimeError(f"the streaming job did not catch up within 15 min; see {job.log}")
+        return measure_latency_again(spark, settings, job, records, rate, log), job
     except BaseException:
         job.kill()
         raise
+
+
+def measure_latency_again(spark, settings: Settings, job: Instance, records: pd.DataFrame, rate: float, log=print):
+    """On the running job: offer `records` at `rate`, wait until all is in gold, time each row."""
+    log(f"   offering {len(records):,} events at {rate:,.0f}/s")
+    producer = PacedProducer(settings, records, rate)
+    producer.run()
+    log(f"   offered {producer.sent:,} at {producer.achieved_rate:,.0f}/s; waiting for the job to catch up")
+    drained = wait_until(lambda: caught_up(settings), 900)
+    if drained is None:
+        raise RuntimeError(f"the streaming job did not catch up within 15 min; see {job.log}")
     result = latency_distribution(spark, settings, producer.started)
-    return {**result, "offered_events_per_s": round(producer.achieved_rate), "drain_seconds": round(drained, 1)}, job
+    return {**result, "offered_events_per_s": round(producer.achieved_rate), "drain_seconds": round(drained, 1)}
+
+
+def _kill_and_recover(
+    settings: Settings, job: Instance, records: pd.DataFrame, rate: float, take_over, log=print
+) -> tuple[dict, Instance]:
+    """Offer `records` at `rate`; SIGKILL `job` once it commits under that load; `take_over()` returns
+    the instance that carries on. Seconds from the kill to its first commit, and to caught up."""
+    producer = PacedProducer(settings, records, rate)
+    producer.start()
+    successor = None
+    try:
+        before = committed_batches(settings, ("refine",))
+        if wait_until(lambda: committed_batches(settings, ("refine",)) >= before + 1, 300) is None:
+            raise RuntimeError(f"the streaming job never committed under load; see {job.log}")
+        killed_at = time.time()
+        job.kill()
+        log(f"   SIGKILLed the streaming job (pid {job.proc.pid}) under load at {rate:,.0f} events/s")
+        successor = take_over()
+        successor.count_from(killed_at)
+        backlog = end_offsets(settings)
+        first = successor.wait_first_commit(300)
+        if first is None:
+            raise RuntimeError(f"the job that took over never committed; see {successor.log}")
+        caught = wait_until(caught_up_with(settings, backlog), 600, every=0.2)
+    except BaseException:
+        if successor is not None:
+            successor.kill()
+        raise
+    finally:
+        producer.stop()
+        producer.join()
+    figures = {
+        "first_batch_s": round(first, 1),
+        "caught_up_s": None if caught is None else round(time.time() - killed_at, 1),
+    }
+    return figures, successor
 
 
 def measure_recovery(
     settings: Settings, job: Instance, records: pd.DataFrame, rate: float, workdir: Path, log=print
 ) -> dict:
-    """SIGKILL the running job under load, restart it at once: seconds to its first commit and to caught up."""
-    producer = PacedProducer(settings, records, rate)
-    producer.start()
-    restarted = None
+    """SIGKILL the running job under load twice: once restarted cold, as a supervisor would, then
+    with a warm standby (streaming/standby.py) waiting to take over. The figures of both."""
+    max_offsets = int(rate * 4)
+    cold_records, standby_records = records.iloc[: len(records) // 2], records.iloc[len(records) // 2 :]
+    standby = None
+
+    def restart() -> Instance:
+        return start_job(settings, workdir / "continuous-job-2.log", 2, 0.5, max_offsets)
+
     try:
-        before = committed_batches(settings, ("refine",))
-        if wait_until(lambda: committed_batches(settings, ("refine",)) >= before + 1, 300) is None:
-            raise RuntimeError(f"the streaming job never committed under load; see {job.log}")
-        job.kill()
-        log(f"   SIGKILLed the streaming job (pid {job.proc.pid}) under load at {rate:,.0f} events/s; restarting")
-        log_file = workdir / "continuous-job-2.log"
-        restarted = start_job(settings, log_file, 2, trigger_seconds=0.5, max_offsets=int(rate * 4))
-        backlog = end_offsets(settings)
-        first = restarted.wait_first_commit(300)
-        if first is None:
-            raise RuntimeError(f"the restarted job never committed; see {restarted.log}")
-        # Caught up: everything produced before the restart is in bronze, and refine is level with bronze.
-        caught = wait_until(
-            lambda: ingested_through(settings, backlog) and refine_health(settings).lag == 0, 600, every=0.2
-        )
-        caught = None if caught is None else round(time.time() - restarted.started_at, 1)
+        cold, job = _kill_and_recover(settings, job, cold_records, rate, restart, log)
+        log(f"   cold restart: first batch {cold['first_batch_s']} s, caught up {cold['caught_up_s']} s")
+        standby = start_job(settings, workdir / "continuous-job-3.log", 3, 0.5, max_offsets, standby=True)
+        if wait_until(lambda: "[standby] warm" in standby.log.read_text(errors="replace"), 300) is None:
+            raise RuntimeError(f"the standby never got warm; see {standby.log}")
+        warm, _ = _kill_and_recover(settings, job, standby_records, rate, lambda: standby, log)
+        log(f"   warm standby: first batch {warm['first_batch_s']} s, caught up {warm['caught_up_s']} s")
     finally:
-        producer.join()
-        for instance in (job, restarted):
+        for instance in (job, standby):
             if instance is not None:
                 instance.kill()
-    return {"rate": rate, "first_batch_s": round(first, 1), "caught_up_s": caught}
+    return {"rate": rate, "cold": cold, "standby": warm}

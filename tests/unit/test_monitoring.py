@@ -83,3 +83,21 @@ def test_old_reports_go_but_latest_stays(tmp_path):
     for path in (old, latest, run):
         os.utime(path, (month_ago, month_ago))
     assert old_reports(settings, keep_days=30) == sorted([old, run])
+
+
+def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):
+    from lab.bench.pipeline import caught_up_with
+
+    settings = lake_settings(tmp_path, topic="t")
+    ingest, refine = tmp_path / "checkpoints" / "ingest", tmp_path / "checkpoints" / "refine"
+    write_bronze_log(settings, versions=5)
+    write_checkpoint(ingest, 0, {"t": {"0": 40}})
+    write_checkpoint(refine, 0, {"reservoirVersion": 5, "index": -1})
+    check = caught_up_with(settings, {0: 100})  # 100 records were produced before the kill
+    assert not check(), "ingest has not reached the backlog yet"
+    write_checkpoint(ingest, 1, {"t": {"0": 120}})
+    write_bronze_log(settings, versions=7)  # version 6 holds the backlog's end
+    assert not check(), "refine has not read the version holding the backlog"
+    write_bronze_log(settings, versions=9)  # the load goes on: refine never sees lag 0
+    write_checkpoint(refine, 1, {"reservoirVersion": 7, "index": -1})
+    assert check()
