@@ -2,7 +2,7 @@
 
 Every step is idempotent, so a batch replayed after a crash at any point converges to the same
 tables:
-1. quarantine: insert-if-missing on the source coordinates (reading only files whose offsets can overlap);
+1. quarantine: insert-if-missing on the source coordinates;
 2. silver: insert-if-missing on event_id (first copy wins, across all history);
 3. gold: the keys this batch can change are recomputed from silver and upserted;
 4. external sinks (PostgreSQL, optional): the batch's increments, under their guarantee.
@@ -15,14 +15,13 @@ stream has processed; that is what keeps gold exact whatever the lateness (DESIG
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs import faults, lake, pruning
+from jobs import faults, lake
 from jobs.config import Settings
 from jobs.fencing import Fence
 from jobs.sinks.postgres import PostgresSink
@@ -45,7 +44,6 @@ from jobs.transforms.sessions import (
     sessionize,
     touched_sessions,
 )
-from streaming.ingest import offset_filter
 
 
 def _sql_dates(dates) -> str:
@@ -90,20 +88,15 @@ class RefineBatch:
         campaigns = lake.read(spark, self.settings, CAMPAIGNS)
         classified = classify(parse_events(batch), campaigns).persist()
         try:
-            ranges = (
-                classified.groupBy(F.col("reason").isNull().alias("valid"), "kafka_topic", "kafka_partition")
-                .agg(F.count(F.lit(1)).alias("n"), F.min("kafka_offset").alias("first"))
-                .collect()
-            )
-            counts = {valid: sum(r.n for r in ranges if r.valid == valid) for valid in {r.valid for r in ranges}}
+            counts = {
+                r.valid: r["count"]
+                for r in classified.groupBy(F.col("reason").isNull().alias("valid")).count().collect()
+            }
             if not counts:
                 return
             timer.lap("parse")
             if counts.get(False):
-                # Only quarantine files that can hold these offsets are read, however long the history.
-                where = offset_filter([r for r in ranges if not r.valid])
-                rows = quarantine_rows(classified)
-                lake.insert_missing(spark, self.path(QUARANTINE), rows, QUARANTINE.key, where, txn)
+                lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key, txn=txn)
                 timer.lap("quarantine")
             new = first_copies(valid_events(classified)).persist()
             lo, dates = new.agg(F.min("event_time"), F.collect_set("event_date")).first()
@@ -155,13 +148,7 @@ class RefineBatch:
         """Recompute, from silver, every (campaign, type, minute) this batch touched."""
         spark = new.sparkSession
         keys = affected_windows(new)
-        minutes = [r.window_start for r in keys.select("window_start").distinct().collect()]
-        spans = pruning.merged([(m, m + dt.timedelta(minutes=1)) for m in minutes])
-        silver = (
-            lake.read(spark, self.settings, SILVER)
-            .where(F.col("event_date").isin(dates))
-            .where(pruning.within("event_time", spans))  # the touched minutes only, not whole days
-        )
+        silver = lake.read(spark, self.settings, SILVER).where(F.col("event_date").isin(dates))
         scope = silver.withColumn("window_start", F.date_trunc("minute", "event_time")).join(
             keys, on=list(CAMPAIGN_MINUTE_METRICS.key), how="left_semi"
         )
@@ -181,17 +168,9 @@ class RefineBatch:
         current = lake.read(spark, self.settings, USER_SESSIONS).where(F.col("session_end") >= F.lit(lo) - gap())
         touched = touched_sessions(events, current).persist()
         ranges = recompute_ranges(events, touched).persist()
-        # The users' spans, rounded out to whole minutes so that few distinct ones come back.
-        rounded = ranges.select(
-            F.date_trunc("minute", "range_start").alias("start"),
-            (F.date_trunc("minute", "range_end") + F.expr("INTERVAL 1 MINUTE")).alias("end"),
-        )
-        spans = pruning.merged([(r.start, r.end) for r in rounded.distinct().collect()])
-        first, last = spans[0][0], spans[-1][1]
-        silver = (
-            lake.read(spark, self.settings, SILVER)
-            .where(F.col("event_date").between(F.to_date(F.lit(first)), F.to_date(F.lit(last))))
-            .where(pruning.within("event_time", spans))
+        first, last = ranges.agg(F.min("range_start"), F.max("range_end")).first()
+        silver = lake.read(spark, self.settings, SILVER).where(
+            F.col("event_date").between(F.to_date(F.lit(first)), F.to_date(F.lit(last)))
         )
         recomputed = sessionize(events_in_ranges(silver, ranges))
         changes = session_changes(recomputed, touched)
