@@ -121,7 +121,8 @@ def stand_by(spark, settings: Settings, queries: list[str], lock: ActiveLock) ->
     began = time.monotonic()
     warm_up(spark, settings, queries)
     print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
-    wait_for_turn(lock, lease_for(local_root(settings), postgres.configured()[0]), queries)
+    lease = lease_for(local_root(settings), postgres.configured()[0])
+    wait_for_turn(lock, lease, queries, refresh=lambda: warm_up(spark, settings, queries))
     print("[standby] the active instance is gone: taking over", flush=True)
 
 

@@ -50,20 +50,21 @@ class Profile:
 
 
 DEFAULT = Profile("default")
-QUICK = Profile(
+QUICK = Profile(  # every phase, at sizes that only check the plumbing (make test runs it)
     "quick",
-    ysb_events=200_000,
-    ysb_batch=100_000,
-    pipeline_events=100_000,
-    pipeline_batch=100_000,
+    ysb_events=100_000,
+    ysb_batch=50_000,
+    pipeline_events=30_000,
+    pipeline_batch=30_000,
+    offered_rate=10_000,
     latency_seconds=2,
-    sustained_rate=2_000,
-    recovery_rate=2_000,
+    sustained_rate=1_000,
+    recovery_rate=1_000,
     recovery_seconds=30,
-    rebuild_sizes=(50_000, 100_000, 200_000),
-    history_sizes=(50_000, 500_000),
-    history_new_events=15_000,
-    history_batch=5_000,
+    rebuild_sizes=(30_000, 60_000, 120_000),
+    history_sizes=(30_000, 300_000),
+    history_new_events=6_000,
+    history_batch=3_000,
 )
 
 
