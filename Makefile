@@ -74,7 +74,7 @@ test: setup checkov-venv terraform-tool flink-venv jars-flink ## the whole suite
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~20 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
-bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~5 min)
+bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)
 
 test-unit: setup ## unit tests only (a minute)
