@@ -131,3 +131,10 @@ class Fence:
 
 def lease_for(checkpoint_root: str, dsn: str | None) -> Lease:
     return PostgresLease(dsn) if dsn else FileLease(checkpoint_root)
+
+
+def local_root(settings) -> str:
+    """A local folder for file leases and locks: the checkpoint root, or data/ when that is remote."""
+    from jobs.config import REPO_ROOT
+
+    return settings.checkpoint_root if "://" not in settings.checkpoint_root else str(REPO_ROOT / "data")

@@ -20,14 +20,14 @@ from pathlib import Path
 
 from jobs import lake
 from jobs.config import Settings, load_settings
-from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for
+from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for, local_root
 from jobs.kafka_admin import topic_partitions
 from jobs.reference import write_campaigns
 from jobs.sinks import postgres
 from jobs.spark import build_session
 from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, CAMPAIGNS, QUARANTINE, SILVER, USER_SESSIONS, ensure_tables
 from streaming.queries import QUERIES, Knobs, start_ingest, start_refine
-from streaming.standby import ActiveLock, local_root, wait_for_turn
+from streaming.standby import ActiveLock, wait_for_turn
 
 # The Delta tables each query writes: claimed with the new epoch before its first batch.
 WRITES = {"ingest": (BRONZE,), "refine": (QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
@@ -40,6 +40,11 @@ def prepare(spark, settings: Settings) -> None:
         write_campaigns(spark, settings)
 
 
+def _lease(settings: Settings):
+    """Where this job's epochs live: PostgreSQL when a sink database is configured, else files."""
+    return lease_for(local_root(settings), postgres.configured()[0])
+
+
 def take_over(spark, settings: Settings, queries: list[str]) -> tuple[dict[str, Fence], list]:
     """New epochs for this instance's queries; every table they write claimed with them.
 
@@ -48,7 +53,7 @@ def take_over(spark, settings: Settings, queries: list[str]) -> tuple[dict[str, 
     dsn, guarantees = postgres.configured()
     if dsn:
         postgres.create_tables(dsn)
-    lease = lease_for(local_root(settings), dsn)
+    lease = _lease(settings)
     fences = {name: Fence.start(lease, name) for name in queries}
     claims = [
         (table, settings.table_path(table.name), (name, claim_version(fences[name].epoch)))
@@ -121,8 +126,7 @@ def stand_by(spark, settings: Settings, queries: list[str], lock: ActiveLock) ->
     began = time.monotonic()
     warm_up(spark, settings, queries)
     print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
-    lease = lease_for(local_root(settings), postgres.configured()[0])
-    wait_for_turn(lock, lease, queries, refresh=lambda: warm_up(spark, settings, queries))
+    wait_for_turn(lock, _lease(settings), queries, refresh=lambda: warm_up(spark, settings, queries))
     print("[standby] the active instance is gone: taking over", flush=True)
 
 

@@ -21,8 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-from jobs.config import REPO_ROOT, Settings
-from jobs.fencing import Lease
+from jobs.config import Settings
+from jobs.fencing import Lease, local_root
 
 # How long a standby leaves a lock it should not have taken, so the instance owed it gets it first.
 YIELD_SECONDS = 1.0
@@ -30,11 +30,6 @@ YIELD_SECONDS = 1.0
 # stale ones would have every commit since the warm-up replayed at takeover, ~5 s here).
 POLL_SECONDS = 0.1
 REFRESH_SECONDS = 15.0
-
-
-def local_root(settings: Settings) -> str:
-    """A local folder for leases and locks: the checkpoint root, or data/ when that is remote."""
-    return settings.checkpoint_root if "://" not in settings.checkpoint_root else str(REPO_ROOT / "data")
 
 
 class ActiveLock:
