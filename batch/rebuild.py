@@ -21,13 +21,13 @@ from pyspark.sql import functions as F
 
 from jobs import lake
 from jobs.config import Settings, load_settings
-from jobs.reference import write_campaigns
+from jobs.reading import classify_records, recorded_poison
+from jobs.reference import ensure_reference
 from jobs.spark import build_session
 from jobs.tables import (
     ALL,
     BRONZE,
     CAMPAIGN_MINUTE_METRICS,
-    CAMPAIGNS,
     QUARANTINE,
     SILVER,
     USER_SESSIONS,
@@ -35,7 +35,7 @@ from jobs.tables import (
 )
 from jobs.transforms.dedup import first_copies
 from jobs.transforms.metrics import campaign_minute_metrics
-from jobs.transforms.parse import classify, parse_events, quarantine_rows, valid_events
+from jobs.transforms.parse import quarantine_rows, valid_events
 from jobs.transforms.sessions import gap, sessionize
 
 
@@ -80,9 +80,10 @@ class Interval:
 
 
 def classify_log(spark, settings: Settings) -> DataFrame:
-    """Every bronze record, parsed and classified exactly as the stream classifies it."""
+    """Every bronze record, parsed and classified exactly as the stream classifies it, the
+    records the stream isolated as poison included (quarantined unread, as the stream did)."""
     bronze = lake.read(spark, settings, BRONZE)
-    return classify(parse_events(bronze), lake.read(spark, settings, CAMPAIGNS))
+    return classify_records(spark, settings, bronze, recorded_poison(spark, settings))
 
 
 def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataFrame]:
@@ -105,8 +106,7 @@ RANGE_COLUMN = {CAMPAIGN_MINUTE_METRICS.name: "window_start", USER_SESSIONS.name
 
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
     started = time.monotonic()
-    if lake.read(spark, settings, CAMPAIGNS).isEmpty():
-        write_campaigns(spark, settings)
+    ensure_reference(spark, settings)
     ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *RANGE_COLUMN])
     classified = classify_log(spark, settings).persist()  # parsed once, read twice
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)

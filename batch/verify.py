@@ -55,7 +55,8 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     silver = lake.read(spark, settings, SILVER)
     quarantine = lake.read(spark, settings, QUARANTINE)
     bronze = lake.read(spark, settings, BRONZE)
-    valid = valid_events(classify_log(spark, settings)).select(*SILVER.key).persist()
+    classified = classify_log(spark, settings).persist()
+    valid = valid_events(classified).select(*SILVER.key).persist()
     duplicates = valid.count() - valid.distinct().count()
     valid.unpersist()
     acks = read_acks(spark, settings.acks_root, settings.topic)
@@ -72,11 +73,12 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
     result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile()))
     if acks is not None:
-        found = account_for_acks(acks, bronze, silver, quarantine).persist()
+        found = account_for_acks(acks, classified, silver, quarantine).persist()
         result["lost"] = found.where(F.col("status") == "lost").count()
         no_loss = evidence.check("no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"])
         result["passed"] = result["passed"] and no_loss
         found.unpersist()
+    classified.unpersist()
     return result
 
 

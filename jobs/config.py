@@ -42,6 +42,7 @@ class Settings:
     spark_master: str
     tables: dict[str, str] = field(default_factory=dict)
     maintenance: dict[str, int] = field(default_factory=dict)
+    domains: dict[str, object] = field(default_factory=dict)
     spark_conf: dict[str, str] = field(default_factory=dict)
     job_runner: str = "spark-submit"  # or "emr-serverless": how Airflow runs the job modules
 
@@ -116,6 +117,7 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
         env=env,
         tables=dict(raw["tables"]),
         maintenance=dict(raw.get("maintenance", {})),
+        domains=dict(raw.get("domains", {})),
         spark_conf=spark_conf,
         **values,
     )

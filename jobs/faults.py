@@ -26,6 +26,19 @@ POINTS = (
 _passes: dict[str, int] = {}
 
 
+def poisoned(raw):
+    """EO_FAULT_POISON=<text>: a record whose bytes contain <text> fails its Spark task, as a
+    record that trips a bug in the engine would (the poison-isolation tests). Unset: `raw` as is."""
+    marker = os.environ.get("EO_FAULT_POISON")
+    if not marker:
+        return raw
+    from pyspark.sql import functions as F
+
+    hit = F.col("value").cast("string").contains(marker)
+    failure = F.raise_error(F.lit(f"fault lab: poison record ({marker})"))
+    return raw.withColumn("value", F.when(hit, failure).otherwise(F.col("value")))
+
+
 def point(name: str) -> None:
     if os.environ.get("EO_FAULT_POINT") != name:
         return

@@ -4,7 +4,7 @@ Every start of a job takes a new epoch from a lease (a row in PostgreSQL, or wit
 exclusively created file next to the checkpoints). Commits are fenced two ways:
 - PostgreSQL: the committing transaction locks the lease row and checks the epoch (FOR UPDATE),
   so a zombie's transaction is refused atomically.
-- Delta: writes carry a transaction id (app id = job, version = epoch << 40 | batch); the new
+- Delta: writes carry a transaction id (app id = job, version = epoch << 40 | batch, attempt); the new
   instance first claims every table it writes with version epoch << 40. Delta skips a write whose
   version is not above the claim, and a write that raced the claim fails its commit.
 """
@@ -27,8 +27,15 @@ def claim_version(epoch: int) -> int:
     return epoch << 40
 
 
-def txn_version(epoch: int, batch_id: int) -> int:
-    return (epoch << 40) + batch_id + 1
+# A batch may write a table more than once (a poison-record isolation retries it, refine.py), each
+# attempt with a version above the last: Delta would skip a write that repeats a version.
+ATTEMPTS = 4
+
+
+def txn_version(epoch: int, batch_id: int, attempt: int = 0) -> int:
+    if not 0 <= attempt < ATTEMPTS:
+        raise ValueError(f"attempt {attempt} out of range 0..{ATTEMPTS - 1}")
+    return (epoch << 40) + (batch_id + 1) * ATTEMPTS + attempt
 
 
 class Lease(Protocol):
@@ -125,8 +132,8 @@ class Fence:
         if current != self.epoch:
             raise Fenced(f"{self.job}: epoch {self.epoch} was superseded by epoch {current}; stopping")
 
-    def version(self, batch_id: int) -> int:
-        return txn_version(self.epoch, batch_id)
+    def version(self, batch_id: int, attempt: int = 0) -> int:
+        return txn_version(self.epoch, batch_id, attempt)
 
 
 def lease_for(checkpoint_root: str, dsn: str | None) -> Lease:

@@ -1,6 +1,6 @@
-"""The campaigns reference table: which campaign ids exist.
+"""The reference tables: which campaigns exist, and which ads belong to each.
 
-Deterministic, so the producer (plain Python) and Spark agree on it without sharing state.
+Deterministic, so the producer (plain Python) and Spark agree on them without sharing state.
 """
 
 from __future__ import annotations
@@ -21,11 +21,26 @@ def campaign_rows(count: int = CAMPAIGN_COUNT) -> list[tuple[str, str, str]]:
     return [(cid, f"Campaign {cid}", f"adv{int(cid[1:]) % 17:02d}") for cid in campaign_ids(count)]
 
 
-def write_campaigns(spark, settings, namespace: str = "main") -> None:
-    """(Re)write the reference table; the same rows every time, so re-running is harmless."""
-    from jobs import lake
-    from jobs.tables import CAMPAIGNS, ensure_table
+def ad_rows(count: int = CAMPAIGN_COUNT) -> list[tuple[str, str]]:
+    return [(ad, cid) for cid in campaign_ids(count) for ad in ad_ids(cid)]
 
-    path = ensure_table(spark, settings, CAMPAIGNS, namespace)
-    rows = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
-    lake.overwrite(rows, path)
+
+def write_reference(spark, settings, namespace: str = "main") -> None:
+    """(Re)write both reference tables; the same rows every time, so re-running is harmless."""
+    from jobs import lake
+    from jobs.tables import ADS, CAMPAIGNS, ensure_table
+
+    for table, rows in ((CAMPAIGNS, campaign_rows()), (ADS, ad_rows())):
+        path = ensure_table(spark, settings, table, namespace)
+        lake.overwrite(spark.createDataFrame(rows, table.ddl), path)
+
+
+def ensure_reference(spark, settings) -> None:
+    """Write the reference tables when either is missing or empty (a lake made before ads existed)."""
+    from jobs import lake
+    from jobs.tables import REFERENCE, ensure_table
+
+    for table in REFERENCE:
+        ensure_table(spark, settings, table)
+    if any(lake.read(spark, settings, table).isEmpty() for table in REFERENCE):
+        write_reference(spark, settings)

@@ -73,11 +73,21 @@ QUARANTINE = TableDef(
     ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING",
     key=SOURCE_KEY,
 )
+# Reasons of records the stream isolated because they made a micro-batch fail (streaming/poison.py):
+# the batch rebuild quarantines the same records unread, so both sides agree.
+POISON_PREFIX = "poison:"
 
 CAMPAIGNS = TableDef(
     name="campaigns",
     ddl="campaign_id STRING, campaign_name STRING, advertiser_id STRING",
     key=("campaign_id",),
+)
+
+# Which campaign each ad belongs to: an event's ad must be one of its campaign's.
+ADS = TableDef(
+    name="ads",
+    ddl="ad_id STRING, campaign_id STRING",
+    key=("ad_id",),
 )
 
 CAMPAIGN_MINUTE_METRICS = TableDef(
@@ -100,7 +110,8 @@ USER_SESSIONS = TableDef(
     partition_by=("session_date",),
 )
 
-ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, CAMPAIGNS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+REFERENCE = (CAMPAIGNS, ADS)
 GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 
 

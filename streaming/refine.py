@@ -7,6 +7,9 @@ tables:
 3. gold: the keys this batch can change are recomputed from silver and upserted;
 4. external sinks (PostgreSQL, optional): the batch's increments, under their guarantee.
 
+A batch that fails because of its records is bisected (streaming/poison.py): the records that
+fail alone are quarantined as poison, and the rest is refined; any other error stops the job.
+
 Every Delta write carries this instance's fencing transaction id (jobs/fencing.py).
 
 Gold reads silver right after step 2 of the same batch, so it always sees exactly the events the
@@ -24,10 +27,10 @@ from pyspark.sql import functions as F
 from jobs import faults, lake
 from jobs.config import Settings
 from jobs.fencing import Fence
+from jobs.reading import classify_records
 from jobs.sinks.postgres import PostgresSink
 from jobs.tables import (
     CAMPAIGN_MINUTE_METRICS,
-    CAMPAIGNS,
     QUARANTINE,
     SILVER,
     SOURCE_KEY,
@@ -35,7 +38,7 @@ from jobs.tables import (
 )
 from jobs.transforms.dedup import first_copies
 from jobs.transforms.metrics import METRIC_KEY, affected_windows, campaign_minute_metrics, revenue, with_window
-from jobs.transforms.parse import classify, parse_events, quarantine_rows, valid_events
+from jobs.transforms.parse import isolated, quarantine_rows, valid_events
 from jobs.transforms.sessions import (
     events_in_ranges,
     gap,
@@ -44,10 +47,20 @@ from jobs.transforms.sessions import (
     sessionize,
     touched_sessions,
 )
+from streaming import poison
 
 
-def _sql_dates(dates) -> str:
-    return ", ".join(f"DATE'{d.isoformat()}'" for d in sorted(dates))
+def _sql_dates(dates: list[str]) -> str:
+    return ", ".join(f"DATE'{d}'" for d in sorted(dates))
+
+
+def bounds(new: DataFrame) -> tuple[str | None, list[str]]:
+    """The earliest event time and the event days of a batch's new events, as text.
+
+    Text, not datetimes: a value derived from a record never has to fit Python's types.
+    """
+    lo, dates = new.agg(F.min("event_time").cast("string"), F.collect_set(F.col("event_date").cast("string"))).first()
+    return lo, list(dates or [])
 
 
 class StepTimer:
@@ -76,17 +89,24 @@ class RefineBatch:
     sinks: list[PostgresSink] = field(default_factory=list)
     log_progress: bool = True
 
-    def txn(self, batch_id: int):
-        return (self.fence.job, self.fence.version(batch_id)) if self.fence else None
+    def txn(self, batch_id: int, attempt: int = 0):
+        return (self.fence.job, self.fence.version(batch_id, attempt)) if self.fence else None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         if self.fence:
             self.fence.check()
+        try:
+            self.refine(batch, batch_id)
+        except Exception as exc:
+            if not poison.may_be_data(exc):
+                raise
+            self.isolate(batch, batch_id, exc)
+
+    def refine(self, batch: DataFrame, batch_id: int, attempt: int = 0) -> None:
         timer = StepTimer()
-        txn = self.txn(batch_id)
+        txn = self.txn(batch_id, attempt)
         spark = batch.sparkSession
-        campaigns = lake.read(spark, self.settings, CAMPAIGNS)
-        classified = classify(parse_events(batch), campaigns).persist()
+        classified = classify_records(spark, self.settings, batch).persist()
         try:
             counts = {
                 r.valid: r["count"]
@@ -99,7 +119,7 @@ class RefineBatch:
                 lake.insert_missing(spark, self.path(QUARANTINE), quarantine_rows(classified), QUARANTINE.key, txn=txn)
                 timer.lap("quarantine")
             new = first_copies(valid_events(classified)).persist()
-            lo, dates = new.agg(F.min("event_time"), F.collect_set("event_date")).first()
+            lo, dates = bounds(new)
             inserted = 0
             if dates:
                 # Only the days this batch touches are read: the cost does not grow with history.
@@ -128,27 +148,59 @@ class RefineBatch:
         finally:
             classified.unpersist()
 
+    def dry_run(self, rows: DataFrame) -> None:
+        """What `refine` computes from the batch's own records, with nothing written."""
+        classified = classify_records(rows.sparkSession, self.settings, rows)
+        new = first_copies(valid_events(classified))
+        for frame in (quarantine_rows(classified), campaign_minute_metrics(new), sessionize(new)):
+            frame.write.format("noop").mode("overwrite").save()
+        bounds(new)
+
+    def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> None:
+        """Quarantine the records that make this batch fail, then refine the rest (streaming/poison.py)."""
+        spark = batch.sparkSession
+        print(
+            f"[refine] batch {batch_id} failed ({poison.error_class(error)}); "
+            "looking for the records that cause it, by bisection",
+            flush=True,
+        )
+        batch = batch.persist()
+        try:
+            found = poison.find_poison(batch, self.dry_run)
+            if not found:
+                print(f"[refine] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
+                raise error
+            reasons = poison.poison_reasons(spark, found)
+            rows = isolated(batch, reasons).select(*QUARANTINE.columns)
+            lake.insert_missing(spark, self.path(QUARANTINE), rows, QUARANTINE.key, txn=self.txn(batch_id, 1))
+            where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
+            print(f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s): {where}", flush=True)
+            rest = batch.join(F.broadcast(reasons.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")
+            self.refine(rest, batch_id, attempt=2)
+        finally:
+            batch.unpersist()
+
     def path(self, table) -> str:
         return self.settings.table_path(table.name)
 
-    def increments(self, new: DataFrame, dates: list) -> list[tuple]:
+    def increments(self, new: DataFrame, dates: list[str]) -> list[tuple]:
         """What the events this batch added to silver add to each metric key.
 
         "Added by this batch" is decided by source coordinates, so a replay finds the same rows
         even though silver already holds them.
         """
-        silver = lake.read(new.sparkSession, self.settings, SILVER).where(F.col("event_date").isin(dates))
+        silver = lake.read(new.sparkSession, self.settings, SILVER).where(f"event_date IN ({_sql_dates(dates)})")
         fresh = new.join(silver.select("event_id", *SOURCE_KEY), on=["event_id", *SOURCE_KEY], how="left_semi")
         totals = (
             with_window(fresh).groupBy(*METRIC_KEY).agg(F.count(F.lit(1)).alias("events"), revenue().alias("revenue"))
         )
         return [tuple(r) for r in totals.collect()]
 
-    def refresh_metrics(self, new: DataFrame, dates: list, txn=None) -> None:
+    def refresh_metrics(self, new: DataFrame, dates: list[str], txn=None) -> None:
         """Recompute, from silver, every (campaign, type, minute) this batch touched."""
         spark = new.sparkSession
         keys = affected_windows(new)
-        silver = lake.read(spark, self.settings, SILVER).where(F.col("event_date").isin(dates))
+        silver = lake.read(spark, self.settings, SILVER).where(f"event_date IN ({_sql_dates(dates)})")
         scope = silver.withColumn("window_start", F.date_trunc("minute", "event_time")).join(
             keys, on=list(CAMPAIGN_MINUTE_METRICS.key), how="left_semi"
         )
@@ -161,21 +213,22 @@ class RefineBatch:
             txn=txn,
         )
 
-    def refresh_sessions(self, new: DataFrame, lo, txn=None) -> None:
+    def refresh_sessions(self, new: DataFrame, lo: str, txn=None) -> None:
         """Recompute the sessions this batch's events can extend, join or create."""
         spark = new.sparkSession
         events = new.select("user_id", "event_time")
-        current = lake.read(spark, self.settings, USER_SESSIONS).where(F.col("session_end") >= F.lit(lo) - gap())
+        reach = F.to_timestamp(F.lit(lo)) - gap()
+        current = lake.read(spark, self.settings, USER_SESSIONS).where(F.col("session_end") >= reach)
         touched = touched_sessions(events, current).persist()
         ranges = recompute_ranges(events, touched).persist()
-        first, last = ranges.agg(F.min("range_start"), F.max("range_end")).first()
+        first, last = ranges.agg(F.min("range_start").cast("string"), F.max("range_end").cast("string")).first()
         silver = lake.read(spark, self.settings, SILVER).where(
             F.col("event_date").between(F.to_date(F.lit(first)), F.to_date(F.lit(last)))
         )
         recomputed = sessionize(events_in_ranges(silver, ranges))
         changes = session_changes(recomputed, touched)
         # Every changed or deleted session starts inside a range: older days need not be read.
-        since = f"t.session_date >= DATE'{first.date().isoformat()}'"
+        since = f"t.session_date >= DATE'{first[:10]}'"
         lake.apply_changes(spark, self.path(USER_SESSIONS), changes, USER_SESSIONS.key, since, txn)
         touched.unpersist()
         ranges.unpersist()

@@ -22,10 +22,10 @@ from jobs import lake
 from jobs.config import Settings, load_settings
 from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for, local_root
 from jobs.kafka_admin import topic_partitions
-from jobs.reference import write_campaigns
+from jobs.reference import ensure_reference
 from jobs.sinks import postgres
 from jobs.spark import build_session
-from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, CAMPAIGNS, QUARANTINE, SILVER, USER_SESSIONS, ensure_tables
+from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, REFERENCE, SILVER, USER_SESSIONS, ensure_tables
 from streaming.queries import QUERIES, Knobs, start_ingest, start_refine
 from streaming.standby import ActiveLock, wait_for_turn
 
@@ -36,8 +36,7 @@ WRITES = {"ingest": (BRONZE,), "refine": (QUARANTINE, SILVER, CAMPAIGN_MINUTE_ME
 def prepare(spark, settings: Settings) -> None:
     """Tables exist and the reference data is loaded before any query starts."""
     ensure_tables(spark, settings)
-    if lake.read(spark, settings, CAMPAIGNS).isEmpty():
-        write_campaigns(spark, settings)
+    ensure_reference(spark, settings)
 
 
 def _lease(settings: Settings):
@@ -117,7 +116,7 @@ def _write_catch_up(settings: Settings, stats: dict) -> None:
 def warm_up(spark, settings: Settings, queries: list[str]) -> None:
     """What a restarted driver would do first, done ahead: load every table's Delta log and run
     a tiny job on each, so the JVM has compiled the paths a batch takes."""
-    tables = {t.name: t for t in (BRONZE, CAMPAIGNS, *(table for name in queries for table in WRITES[name]))}
+    tables = {t.name: t for t in (BRONZE, *REFERENCE, *(table for name in queries for table in WRITES[name]))}
     for table in tables.values():
         lake.read(spark, settings, table).limit(1).collect()
 

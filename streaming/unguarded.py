@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 
-from jobs import lake
 from jobs.config import Settings
-from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, CAMPAIGNS, QUARANTINE, SILVER, USER_SESSIONS
+from jobs.reading import classify_records
+from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from jobs.transforms.metrics import campaign_minute_metrics
-from jobs.transforms.parse import classify, parse_events, quarantine_rows, valid_events
+from jobs.transforms.parse import quarantine_rows, valid_events
 from jobs.transforms.sessions import sessionize
 
 
@@ -38,7 +38,7 @@ class UnguardedRefine:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         path = self.settings.table_path
-        classified = classify(parse_events(batch), lake.read(batch.sparkSession, self.settings, CAMPAIGNS)).persist()
+        classified = classify_records(batch.sparkSession, self.settings, batch).persist()
         try:
             _append(quarantine_rows(classified), path(QUARANTINE.name))
             events = valid_events(classified).persist()

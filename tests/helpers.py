@@ -9,12 +9,15 @@ from collections.abc import Iterable
 
 from jobs import lake
 from jobs.config import Settings
-from jobs.reference import write_campaigns
+from jobs.reference import write_reference
 from jobs.tables import BRONZE, ensure_tables
 
 # Test days for the DAGs: on or after their start_date (2026-11-01), and days before any run of
 # the suite, so that a scheduled run of "yesterday" never takes a backfilled day.
 BASE = dt.datetime(2026, 11, 5, tzinfo=dt.UTC)
+# The Kafka timestamp of test records: after every test event, since an event time may not run
+# ahead of its record's timestamp by more than clock skew (conf/platform.toml [domains]).
+PRODUCED_AT = BASE + dt.timedelta(days=30)
 
 
 def event(event_id: str, minute: float, user: str = "u1", kind: str = "impression", price=None, **extra) -> dict:
@@ -42,7 +45,7 @@ def records(payloads: Iterable, partitions: int = 2, topic: str = "t") -> list[t
         value = value.encode() if isinstance(value, str) else value
         key = payload.get("event_id", "") if isinstance(payload, dict) else ""
         partition = zlib.crc32(str(key).encode()) % partitions
-        rows.append((key, value, topic, partition, offsets[partition], BASE))
+        rows.append((key, value, topic, partition, offsets[partition], PRODUCED_AT))
         offsets[partition] += 1
     return rows
 
@@ -54,7 +57,7 @@ def bronze_frame(spark, rows: list[tuple]):
 def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> None:
     """Create every table (and the campaigns reference); optionally append bronze rows."""
     ensure_tables(spark, settings)
-    write_campaigns(spark, settings)
+    write_reference(spark, settings)
     if rows:
         bronze_frame(spark, rows).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
 

@@ -2,6 +2,8 @@
 
 An acknowledged record is accounted for when its coordinates are in quarantine, or when the
 bronze row at those coordinates carries an event_id that silver holds (this copy or another).
+The event_id is the one the shared strict reading gives (jobs/reading.py), never a second,
+laxer parse: a record with two event_ids is malformed, not found under either.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ def read_acks(spark: SparkSession, acks_root: str, topic: str) -> DataFrame | No
     )
 
 
-def account_for_acks(acks: DataFrame, bronze: DataFrame, silver: DataFrame, quarantine: DataFrame) -> DataFrame:
-    """Each acknowledged record with `status` accounted / lost and where it was found."""
+def account_for_acks(acks: DataFrame, classified: DataFrame, silver: DataFrame, quarantine: DataFrame) -> DataFrame:
+    """Each acknowledged record with `status` accounted / lost and where it was found.
+
+    `classified`: bronze as the shared reading classifies it."""
     key = list(SOURCE_KEY)
-    in_bronze = bronze.select(*key, F.get_json_object(F.col("value").cast("string"), "$.event_id").alias("event_id"))
+    in_bronze = classified.select(*key, "event_id")
     in_silver = silver.select("event_id", F.lit(True).alias("_silver")).distinct()
     in_quarantine = quarantine.select(*key, F.lit(True).alias("_quarantine"))
     found = (

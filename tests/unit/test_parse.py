@@ -1,66 +1,138 @@
-"""Classification of raw records: valid, or quarantined with the right reason."""
+"""The strict reading: each record valid, or quarantined with the rule it breaks (docs/bad-input.md).
 
+The adversarial corpus (tests/corpus/) covers the edges; these are the rules one by one.
+"""
+
+import datetime as dt
+import json
 from decimal import Decimal
 
 import pytest
 
-from jobs.reference import campaign_rows
-from jobs.tables import CAMPAIGNS
-from jobs.transforms.parse import classify, parse_events, quarantine_rows, valid_events
-from tests.helpers import bronze_frame, event, records
+from jobs.reference import ad_rows, campaign_rows
+from jobs.tables import ADS, CAMPAIGNS, SOURCE_KEY
+from jobs.transforms.parse import Domains, classify, isolated, parse_events, quarantine_rows, valid_events
+from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
 pytestmark = pytest.mark.unit
 
 
-def classify_payloads(spark, payloads):
+def classified(spark, payloads, domains: Domains = Domains()):
     campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
-    rows = classify(parse_events(bronze_frame(spark, records(payloads))), campaigns).collect()
-    return {r.kafka_offset if r.event_id is None else r.event_id: r for r in rows}
+    ads = spark.createDataFrame(ad_rows(), ADS.ddl)
+    return classify(parse_events(bronze_frame(spark, records(payloads)), domains), campaigns, ads)
 
 
-def reason_of(spark, payload) -> str | None:
-    (row,) = classify_payloads(spark, [payload]).values()
+def reason_of(spark, payload, domains: Domains = Domains()) -> str | None:
+    (row,) = classified(spark, [payload], domains).collect()
     return row.reason
 
 
-def test_valid_event_has_no_reason_and_exact_price(spark):
-    rows = classify_payloads(spark, [event("e1", 0, kind="purchase", price="12.30"), event("e2", 1, price=7)])
-    assert rows["e1"].reason is None
-    assert rows["e1"].price == Decimal("12.30")
-    assert rows["e2"].reason is None and rows["e2"].price == Decimal("7.00")
+def with_fields(**fields) -> str:
+    body = event("e1", 0)
+    body.update(fields)
+    return json.dumps({k: v for k, v in body.items() if v is not ...})
+
+
+def test_valid_events_keep_exact_prices(spark):
+    rows = {
+        r.event_id: r
+        for r in classified(
+            spark,
+            [
+                event("e1", 0, kind="purchase", price="12.30"),
+                event("e2", 1, kind="purchase", price=7),
+                event("e3", 2, kind="purchase", price=99999999.99),
+                with_fields(event_id="e4", event_type="purchase", price=19.9),
+            ],
+        ).collect()
+    }
+    assert {k: (r.reason, r.price) for k, r in rows.items()} == {
+        "e1": (None, Decimal("12.30")),
+        "e2": (None, Decimal("7.00")),
+        "e3": (None, Decimal("99999999.99")),
+        "e4": (None, Decimal("19.90")),
+    }
 
 
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
-        ('{"event_id": "e1", "event_type": ', "malformed_json"),
-        ("not json at all", "malformed_json"),
-        ("[1, 2, 3]", "malformed_json"),
-        ("", "malformed_json"),
-        ({k: v for k, v in event("e1", 0).items() if k != "user_id"}, "missing_field:user_id"),
-        (event("e1", 0, event_type=None), "missing_field:event_type"),
-        (event("e1", 0, user_id={"id": 1}), "bad_type:user_id"),
-        (event("e1", 0, event_time=1763600000), "bad_type:event_time"),
-        (event("e1", 0, event_time="yesterday"), "bad_type:event_time"),
-        (event("e1", 0, price="12,50"), "bad_type:price"),
-        (event("e1", 0, price="1.234"), "bad_type:price"),
-        (event("e1", 0, kind="view"), "bad_value:event_type"),
-        (event("e1", 0, kind="purchase"), "missing_field:price"),
-        (event("e1", 0, kind="purchase", price="-5.00"), "negative_price"),
-        (event("e1", 0, campaign_id="c999"), "unknown_campaign"),
+        ("", "malformed_json:empty"),
+        ('{"event_id": "e1", "event_type": ', "malformed_json:syntax"),
+        ("{'event_id': 'e1'}", "malformed_json:syntax"),
+        ("[1, 2, 3]", "malformed_json:not_object"),
+        (with_fields() + " trailing", "malformed_json:trailing_data"),
+        (with_fields() + with_fields(event_id="e2"), "malformed_json:trailing_data"),
+        (with_fields(extra={"a": [1]}) + "]", "malformed_json:trailing_data"),
+        (with_fields()[:-1] + ', "event_id": "e2"}', "malformed_json:repeated_key"),
+        (b"\xff\xfe{}", "malformed_json:invalid_utf8"),
+        (with_fields(user_id=...), "missing_field:user_id"),
+        (with_fields(event_type=None), "missing_field:event_type"),
+        (with_fields(user_id=True), "bad_type:user_id"),
+        (with_fields(event_id=1.5e3), "bad_type:event_id"),
+        (with_fields(user_id={"id": 1}), "bad_type:user_id"),
+        (with_fields(event_time=1763600000), "bad_type:event_time"),
+        (with_fields(event_type="purchase", price=True), "bad_type:price"),
+        (with_fields(event_type="purchase").replace("}", ', "price": 1.5e3}'), "bad_type:price"),
+        (with_fields(user_id="u1\n"), "bad_value:user_id"),
+        (with_fields(user_id="x" * 65), "bad_value:user_id"),
+        (with_fields(event_type="view"), "bad_value:event_type"),
+        (with_fields(event_time="yesterday"), "bad_value:event_time"),
+        (with_fields(event_time="2026-11-05"), "bad_value:event_time"),
+        (with_fields(event_time="1999-12-31T23:59:59Z"), "bad_value:event_time"),
+        (with_fields(event_time="0000-01-01T00:00:00Z"), "bad_value:event_time"),
+        (with_fields(event_time="9999-12-31T23:59:59-05:00"), "bad_value:event_time"),
+        (with_fields(event_time="2026-11-05T00:00:00.1234567Z"), "bad_value:event_time"),
+        (with_fields(event_type="purchase"), "missing_field:price"),
+        (with_fields(event_type="purchase", price="12,50"), "bad_value:price"),
+        (with_fields(event_type="purchase", price="1.234"), "bad_value:price"),
+        (with_fields(event_type="purchase", price="-5.00"), "bad_value:price"),
+        (with_fields(price="1.00"), "bad_value:price"),
+        (with_fields(campaign_id="c999"), "bad_value:campaign_id"),
+        (with_fields(ad_id="a002-1"), "bad_value:ad_id"),
     ],
 )
-def test_bad_records_are_quarantined_with_reason(spark, payload, reason):
+def test_bad_records_are_quarantined_with_the_rule_they_break(spark, payload, reason):
     assert reason_of(spark, payload) == reason
+
+
+def test_extra_fields_are_allowed_and_json_null_price_is_absent(spark):
+    assert reason_of(spark, with_fields(retry=True, context={"page": [1, {"x": None}]})) is None
+    assert reason_of(spark, with_fields(price=None)) is None
+
+
+def test_event_time_ceiling_follows_the_kafka_timestamp(spark):
+    ahead = (PRODUCED_AT + dt.timedelta(minutes=14)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    too_far = (PRODUCED_AT + dt.timedelta(minutes=16)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert reason_of(spark, with_fields(event_time=ahead)) is None
+    assert reason_of(spark, with_fields(event_time=too_far)) == "bad_value:event_time"
+    assert reason_of(spark, with_fields(event_time=too_far), Domains(max_future_skew_minutes=30)) is None
+
+
+def test_offsets_are_normalised_to_utc(spark):
+    (row,) = classified(spark, [with_fields(event_time="2026-11-05T01:30:00+01:30")]).collect()
+    assert row.reason is None and row.event_time == dt.datetime(2026, 11, 5, 0, 0)
 
 
 def test_split_keeps_every_record_once(spark):
     payloads = [event("e1", 0), "garbage", event("e2", 1, campaign_id="c999"), event("e1", 0)]
-    campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
-    classified = classify(parse_events(bronze_frame(spark, records(payloads))), campaigns)
-    quarantined = quarantine_rows(classified).collect()
-    valid = valid_events(classified).collect()
+    rows = classified(spark, payloads)
+    quarantined = quarantine_rows(rows).collect()
+    valid = valid_events(rows).collect()
     assert len(quarantined) + len(valid) == len(payloads)
-    assert sorted(r.reason for r in quarantined) == ["malformed_json", "unknown_campaign"]
+    assert sorted(r.reason for r in quarantined) == ["bad_value:campaign_id", "malformed_json:syntax"]
     assert {r.raw_value for r in quarantined} >= {"garbage"}
     assert all(r.event_date is not None for r in valid)
+
+
+def test_isolated_records_are_quarantined_unread(spark):
+    raw = bronze_frame(spark, records([b"\xff poison", event("e1", 0)]))
+    first = raw.orderBy(*SOURCE_KEY).first()
+    reasons = spark.createDataFrame(
+        [(first.kafka_topic, first.kafka_partition, first.kafka_offset, "poison:USER_RAISED_EXCEPTION")],
+        "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING",
+    )
+    (row,) = isolated(raw, reasons).collect()
+    assert row.reason == "poison:USER_RAISED_EXCEPTION" and row.event_id is None
+    assert row.raw_value == bytes(first.value).decode("utf-8", "replace")

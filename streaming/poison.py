@@ -1,0 +1,128 @@
+"""Poison records: a micro-batch that fails because of its data is cut down to the records that
+make it fail; they are quarantined as `poison:<error class>` and the rest of the batch goes on.
+
+Whose fault an error is gets decided by reproducing it: the batch's pure computation (the same
+reading, dedup and gold transforms, nothing written) runs on halves of the batch's offset ranges
+until single records fail alone. An error that names the infrastructure (a missing table, the
+broker, the disk, fencing), or that no single record reproduces, stops the job as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from jobs.tables import POISON_PREFIX
+
+# Errors that are never a record's fault: they stop the job loudly, with no isolation attempt.
+INFRASTRUCTURE = (
+    "Fenced",
+    "ConcurrentTransaction",
+    "ConcurrentAppend",
+    "ConcurrentDelete",
+    "MetadataChanged",
+    "ProtocolChanged",
+    "CONCURRENT_STREAM_LOG_UPDATE",
+    "DELTA_",
+    "PATH_NOT_FOUND",
+    "TABLE_OR_VIEW_NOT_FOUND",
+    "FileNotFound",
+    "IOException",
+    "No space left",
+    "OutOfMemoryError",
+    "Kafka",
+    "Py4JNetworkError",
+    "Connection refused",
+    "Broken pipe",
+)
+
+
+def error_class(exc: BaseException) -> str:
+    """Spark's error condition (USER_RAISED_EXCEPTION, ...) or the exception's class name."""
+    condition = getattr(exc, "getCondition", lambda: None)()
+    return condition or type(exc).__name__
+
+
+def may_be_data(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__}: {exc}"
+    return not any(marker in text for marker in INFRASTRUCTURE)
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """Offsets first..last (inclusive) of one Kafka partition, as far as a batch holds them."""
+
+    topic: str
+    partition: int
+    first: int
+    last: int
+
+    def column(self) -> Column:
+        return (
+            (F.col("kafka_topic") == self.topic)
+            & (F.col("kafka_partition") == self.partition)
+            & F.col("kafka_offset").between(self.first, self.last)
+        )
+
+
+def halve(spans: list[Span]) -> tuple[list[Span], list[Span]]:
+    """Two halves: of the list when it has several spans, else of the one span's offsets."""
+    if len(spans) > 1:
+        middle = len(spans) // 2
+        return spans[:middle], spans[middle:]
+    (s,) = spans
+    middle = (s.first + s.last) // 2
+    return [Span(s.topic, s.partition, s.first, middle)], [Span(s.topic, s.partition, middle + 1, s.last)]
+
+
+def bisect(spans: list[Span], fails: Callable[[list[Span]], str | None]) -> list[tuple[Span, str]]:
+    """The single records (one-offset spans) that fail alone, each with its error class.
+
+    `fails(spans)` runs the computation on the records in `spans` and returns the error class,
+    or None when it passes. Halves that pass are not searched further, so a batch with k poison
+    records costs about 2 k log2(offsets) runs.
+    """
+    error = fails(spans)
+    if error is None:
+        return []
+    if len(spans) == 1 and spans[0].first == spans[0].last:
+        return [(spans[0], error)]
+    left, right = halve(spans)
+    return bisect(left, fails) + bisect(right, fails)
+
+
+def spans_of(batch: DataFrame) -> list[Span]:
+    """The offset ranges a batch covers, one per partition (a few rows to collect)."""
+    rows = batch.groupBy("kafka_topic", "kafka_partition").agg(F.min("kafka_offset"), F.max("kafka_offset")).collect()
+    return sorted(Span(*row) for row in rows)
+
+
+def within(batch: DataFrame, spans: list[Span]) -> DataFrame:
+    condition = spans[0].column()
+    for span in spans[1:]:
+        condition = condition | span.column()
+    return batch.where(condition)
+
+
+def find_poison(batch: DataFrame, dry_run: Callable[[DataFrame], None]) -> list[tuple[Span, str]]:
+    """Bisect `batch` with `dry_run` (the batch's computation, writing nothing)."""
+
+    def fails(spans: list[Span]) -> str | None:
+        try:
+            dry_run(within(batch, spans))
+        except Exception as exc:  # the reproduction itself decides: only data errors count
+            if not may_be_data(exc):
+                raise
+            return error_class(exc)
+        return None
+
+    return bisect(spans_of(batch), fails)
+
+
+def poison_reasons(spark, found: list[tuple[Span, str]]) -> DataFrame:
+    """(source coordinates, reason) of the isolated records."""
+    rows = [(s.topic, s.partition, s.first, f"{POISON_PREFIX}{error}") for s, error in found]
+    return spark.createDataFrame(rows, "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING")
