@@ -13,7 +13,7 @@ ENV ?= local
 export EO_ENV := $(ENV)
 
 .PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos bench flink-venv jars-flink checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
-	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status clean
+	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -110,6 +110,9 @@ stream-stop: venv ## stop the streaming job (and its standby)
 	$(PYTHON) -m infra.streaming stop
 stream-status: venv ## is it running; lag per partition; seconds since the last commit
 	$(PYTHON) -m infra.streaming status
+
+quarantine: setup ## list, export or re-send quarantined records: make quarantine QUARANTINE_ARGS="list --reason 'bad_value:*'"
+	$(PYTHON) -m batch.quarantine $(QUARANTINE_ARGS)
 
 clean: ## remove generated data and reports (keeps the venv and jars)
 	rm -rf data reports spark-warehouse

@@ -107,19 +107,27 @@ def within(batch: DataFrame, spans: list[Span]) -> DataFrame:
     return batch.where(condition)
 
 
-def find_poison(batch: DataFrame, dry_run: Callable[[DataFrame], None]) -> list[tuple[Span, str]]:
-    """Bisect `batch` with `dry_run` (the batch's computation, writing nothing)."""
+def find_poison(batch: DataFrame, stages: list[Callable[[DataFrame], None]]) -> list[tuple[Span, str]]:
+    """Bisect `batch` with the first of `stages` that fails on the whole batch.
 
-    def fails(spans: list[Span]) -> str | None:
-        try:
-            dry_run(within(batch, spans))
-        except Exception as exc:  # the reproduction itself decides: only data errors count
-            if not may_be_data(exc):
-                raise
-            return error_class(exc)
-        return None
+    Stages are the batch's computation cut into cheaper and dearer prefixes, writing nothing:
+    most data errors show in reading the records, a one-job stage, so bisection stays cheap.
+    """
+    spans = spans_of(batch)
+    for stage in stages:
 
-    return bisect(spans_of(batch), fails)
+        def fails(spans: list[Span], stage=stage) -> str | None:
+            try:
+                stage(within(batch, spans))
+            except Exception as exc:  # the reproduction itself decides: only data errors count
+                if not may_be_data(exc):
+                    raise
+                return error_class(exc)
+            return None
+
+        if fails(spans):
+            return bisect(spans, fails)
+    return []
 
 
 def poison_reasons(spark, found: list[tuple[Span, str]]) -> DataFrame:

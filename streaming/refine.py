@@ -148,6 +148,10 @@ class RefineBatch:
         finally:
             classified.unpersist()
 
+    def dry_read(self, rows: DataFrame) -> None:
+        """The reading of the batch's records (one Spark job), with nothing written."""
+        classify_records(rows.sparkSession, self.settings, rows).write.format("noop").mode("overwrite").save()
+
     def dry_run(self, rows: DataFrame) -> None:
         """What `refine` computes from the batch's own records, with nothing written."""
         classified = classify_records(rows.sparkSession, self.settings, rows)
@@ -166,7 +170,7 @@ class RefineBatch:
         )
         batch = batch.persist()
         try:
-            found = poison.find_poison(batch, self.dry_run)
+            found = poison.find_poison(batch, [self.dry_read, self.dry_run])
             if not found:
                 print(f"[refine] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
                 raise error

@@ -27,8 +27,9 @@ FIELDS = (*REQUIRED_FIELDS, "price")
 # Java regular expressions. \A and \z, never ^ and $: "$" also matches before a final newline,
 # which would let "u1\n" through as an id.
 ID_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z"
-# Up to 8 integer digits and 2 decimals: exactly what DECIMAL(10,2) holds, nothing rounded.
-PRICE_PATTERN = r"\A[0-9]{1,8}(\.[0-9]{1,2})?\z"
+# A value DECIMAL(10,2) holds exactly, nothing rounded: up to 8 integer digits (leading zeros
+# aside) and 2 decimals (trailing zeros aside), so "1.500" is 1.50 and "1.234" is refused.
+PRICE_PATTERN = r"\A-?0*[0-9]{1,8}(\.[0-9]{1,2}0*)?\z"
 # A date and a time of day, at most microseconds (what a Spark timestamp holds), Z or an offset.
 EVENT_TIME_PATTERN = (
     r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})\z"
@@ -141,6 +142,7 @@ def _value_checks(strings: dict[str, Column], event_time: Column) -> list[tuple[
     checks += [
         (purchase & price.isNull(), "missing_field:price"),
         (price.isNotNull() & (~purchase | ~price.rlike(PRICE_PATTERN)), "bad_value:price"),
+        (price.try_cast("decimal(10,2)") < 0, "bad_value:price"),
     ]
     return checks
 
@@ -189,7 +191,7 @@ def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
         *(s[name].alias(name) for name in ID_FIELDS),
         s["event_type"].alias("event_type"),
         event_time.alias("event_time"),
-        F.when(s["price"].rlike(PRICE_PATTERN), s["price"].cast("decimal(10,2)")).alias("price"),
+        F.when(s["price"].rlike(PRICE_PATTERN), s["price"].try_cast("decimal(10,2)")).alias("price"),
         reason.alias("reason"),
     )
 

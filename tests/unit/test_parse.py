@@ -16,14 +16,16 @@ from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
 pytestmark = pytest.mark.unit
 
+DEFAULTS = Domains()
 
-def classified(spark, payloads, domains: Domains = Domains()):
+
+def classified(spark, payloads, domains: Domains = DEFAULTS):
     campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
     ads = spark.createDataFrame(ad_rows(), ADS.ddl)
     return classify(parse_events(bronze_frame(spark, records(payloads)), domains), campaigns, ads)
 
 
-def reason_of(spark, payload, domains: Domains = Domains()) -> str | None:
+def reason_of(spark, payload, domains: Domains = DEFAULTS) -> str | None:
     (row,) = classified(spark, [payload], domains).collect()
     return row.reason
 
