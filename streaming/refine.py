@@ -169,6 +169,7 @@ class RefineBatch:
             flush=True,
         )
         batch = batch.persist()
+        began = time.monotonic()
         try:
             found = poison.find_poison(batch, [self.dry_read, self.dry_run])
             if not found:
@@ -178,7 +179,11 @@ class RefineBatch:
             rows = isolated(batch, reasons).select(*QUARANTINE.columns)
             lake.insert_missing(spark, self.path(QUARANTINE), rows, QUARANTINE.key, txn=self.txn(batch_id, 1))
             where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
-            print(f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s): {where}", flush=True)
+            print(
+                f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s) "
+                f"in {time.monotonic() - began:.1f} s: {where}",
+                flush=True,
+            )
             rest = batch.join(F.broadcast(reasons.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")
             self.refine(rest, batch_id, attempt=2)
         finally:

@@ -75,7 +75,8 @@ def _trailing_data(text: Column) -> Column:
     over the characters finds where the depth first returns to zero (rare: nested extra fields).
     """
     # The usual record: its first "}" is its last character, so the object can only end there.
-    last_char = F.length(F.rtrim(text, F.lit(JSON_SPACE)))
+    # Counted in bytes (cheap) and trimmed of spaces only: a final tab or newline takes the slow path.
+    first_close_is_last = F.octet_length(F.substring_index(text, "}", 1)) + 1 == F.octet_length(F.rtrim(text))
     blanked = F.regexp_replace(text, JSON_STRING, '""')
     start = F.struct(F.lit(0).alias("depth"), F.lit(False).alias("closed"), F.lit(False).alias("trailing"))
 
@@ -89,13 +90,14 @@ def _trailing_data(text: Column) -> Column:
         )
 
     walk = F.aggregate(F.split(blanked, ""), start, step, lambda acc: acc["trailing"])
-    return F.when(F.instr(text, "}") == last_char, F.lit(False)).when(blanked.rlike(FLAT_OBJECT), False).otherwise(walk)
+    return F.when(first_close_is_last, F.lit(False)).when(blanked.rlike(FLAT_OBJECT), False).otherwise(walk)
 
 
 def _record_checks(value: Column, text: Column, v: Column, domains: Domains) -> list[tuple[Column, str]]:
     keys = F.json_object_keys(text)
+    # Only what failed to parse can be empty or repeat a key: the dearer checks wait for that.
     return [
-        (value.isNull() | (F.trim(text, F.lit(JSON_SPACE)) == ""), "malformed_json:empty"),
+        (value.isNull() | (v.isNull() & (F.trim(text, F.lit(JSON_SPACE)) == "")), "malformed_json:empty"),
         (F.octet_length(value) > domains.max_record_bytes, "malformed_json:too_large"),
         (~F.is_valid_utf8(value), "malformed_json:invalid_utf8"),
         (v.isNull() & (F.size(F.array_distinct(keys)) < F.size(keys)), "malformed_json:repeated_key"),
@@ -198,16 +200,15 @@ def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
 
 def classify(parsed: DataFrame, campaigns: DataFrame, ads: DataFrame) -> DataFrame:
     """Add the reference checks: the campaign must exist, and the ad must belong to it."""
-    known = campaigns.select("campaign_id", F.lit(True).alias("_known"))
-    owner = ads.select("ad_id", F.col("campaign_id").alias("_ad_campaign"))
-    joined = parsed.join(F.broadcast(known), on="campaign_id", how="left").join(
-        F.broadcast(owner), on="ad_id", how="left"
-    )
+    # One small catalogue, one broadcast join: each campaign with the array of its ads.
+    owned = ads.groupBy("campaign_id").agg(F.collect_set("ad_id").alias("_ads"))
+    catalogue = campaigns.select("campaign_id", F.lit(True).alias("_known")).join(owned, "campaign_id", "left")
+    joined = parsed.join(F.broadcast(catalogue), on="campaign_id", how="left")
     reference = first_reason(
         (F.col("_known").isNull(), "bad_value:campaign_id"),
-        (F.col("_ad_campaign").isNull() | (F.col("_ad_campaign") != F.col("campaign_id")), "bad_value:ad_id"),
+        (~F.coalesce(F.array_contains("_ads", F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
     )
-    return joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ad_campaign")
+    return joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ads")
 
 
 def isolated(raw: DataFrame, reasons: DataFrame) -> DataFrame:

@@ -97,7 +97,7 @@ def test_refine_quarantines_poison_records_and_lands_the_rest(spark, lake, monke
     assert sorted(r.event_id for r in sorted_rows(spark, lake, SILVER)) == sorted(
         f"e{i}" for i in range(8) if i not in (2, 5)
     )
-    assert capsys.readouterr().out.count("quarantined 2 poison record(s)") == 2
+    assert capsys.readouterr().out.count("quarantined 2 poison record(s) in") == 2
 
     rebuild(spark, lake)  # the batch side quarantines the same records unread
     for table in (SILVER, QUARANTINE):
