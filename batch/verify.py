@@ -29,7 +29,7 @@ from jobs.quality.evidence import Evidence
 from jobs.quality.reconcile import account_for_acks, read_acks
 from jobs.quality.verdicts import run_verdict_path, write_verdict
 from jobs.spark import build_session
-from jobs.tables import BRONZE, GOLD, QUARANTINE, SILVER, SOURCE_KEY
+from jobs.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from jobs.transforms.parse import valid_events
 
 
@@ -68,6 +68,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
         "quarantine": quarantine.count(),
         "duplicates_removed": duplicates,
     }
+    row["poison"] = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).count()  # part of quarantine
     row["accepted"] = acked if acked is not None else row["bronze"]
     row["accounted"] = row["silver"] + row["quarantine"] + duplicates
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
@@ -130,7 +131,8 @@ def describe(verdict: dict) -> str:
         )
     r = verdict["reconciliation"]
     lines.append(
-        f"  accepted {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} + "
+        f"  accepted {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
+        f"(poison {r.get('poison', 0)}) + "
         f"duplicates removed {r['duplicates_removed']} ({r['accounted']})"
         f"{'; lost ' + str(r['lost']) if 'lost' in r else ''}{'' if r['passed'] else '  <- FAILED'}"
     )

@@ -121,8 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"streaming job pid {pid} killed" if pid else "streaming job was not running")
     else:
         from jobs.monitoring import health
+        from streaming.poison import read_record
 
-        report = {"running": running(settings), "standby": standing_by(settings), "queries": health(settings)}
+        poison = read_record(settings)
+        report = {
+            "running": running(settings),
+            "standby": standing_by(settings),
+            "queries": health(settings),
+            "poison_records_isolated": poison["records"],
+            "last_isolation": poison["isolations"][-1] if poison["isolations"] else None,
+        }
         print(json.dumps(report, indent=2))
         return 0 if running(settings) else 3
     return 0

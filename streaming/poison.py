@@ -9,12 +9,16 @@ broker, the disk, fencing), or that no single record reproduces, stops the job a
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from jobs import storage
+from jobs.config import Settings
 from jobs.tables import POISON_PREFIX
 
 # Errors that are never a record's fault: they stop the job loudly, with no isolation attempt.
@@ -134,3 +138,40 @@ def poison_reasons(spark, found: list[tuple[Span, str]]) -> DataFrame:
     """(source coordinates, reason) of the isolated records."""
     rows = [(s.topic, s.partition, s.first, f"{POISON_PREFIX}{error}") for s, error in found]
     return spark.createDataFrame(rows, "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING")
+
+
+KEEP = 50  # isolations kept in the record, newest last
+
+
+def record_uri(settings: Settings) -> str:
+    """Where refine keeps its isolations for `make stream-status` (a few KB of JSON)."""
+    return f"{settings.reports_root.rstrip('/')}/streaming/poison.json"
+
+
+def read_record(settings: Settings) -> dict:
+    uri = record_uri(settings)
+    if not storage.exists(settings, uri):
+        return {"records": 0, "coordinates": [], "isolations": []}
+    return json.loads(storage.read_text(settings, uri))
+
+
+def record_isolation(settings: Settings, batch_id: int, found: list[tuple[Span, str]], seconds: float) -> None:
+    """Add one isolation to the record (refine is its only writer). A replayed batch isolates the
+    same records again: `records` counts distinct ones."""
+    record = read_record(settings)
+    seen = {tuple(c) for c in record["coordinates"]} | {(s.topic, s.partition, s.first) for s, _ in found}
+    record["coordinates"] = sorted(seen)
+    record["records"] = len(seen)
+    record["isolations"] = [
+        *record["isolations"][-(KEEP - 1) :],
+        {
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "batch_id": batch_id,
+            "seconds": round(seconds, 1),
+            "records": [
+                {"topic": s.topic, "partition": s.partition, "offset": s.first, "reason": f"{POISON_PREFIX}{error}"}
+                for s, error in found
+            ],
+        },
+    ]
+    storage.write_text(settings, record_uri(settings), json.dumps(record, indent=2))

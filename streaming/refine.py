@@ -179,11 +179,12 @@ class RefineBatch:
             rows = isolated(batch, reasons).select(*QUARANTINE.columns)
             lake.insert_missing(spark, self.path(QUARANTINE), rows, QUARANTINE.key, txn=self.txn(batch_id, 1))
             where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
+            seconds = time.monotonic() - began
             print(
-                f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s) "
-                f"in {time.monotonic() - began:.1f} s: {where}",
+                f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s) in {seconds:.1f} s: {where}",
                 flush=True,
             )
+            poison.record_isolation(self.settings, batch_id, found, seconds)
             rest = batch.join(F.broadcast(reasons.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")
             self.refine(rest, batch_id, attempt=2)
         finally:

@@ -98,6 +98,8 @@ def test_refine_quarantines_poison_records_and_lands_the_rest(spark, lake, monke
         f"e{i}" for i in range(8) if i not in (2, 5)
     )
     assert capsys.readouterr().out.count("quarantined 2 poison record(s) in") == 2
+    record = poison.read_record(lake)  # what `make stream-status` shows
+    assert record["records"] == 2 and len(record["isolations"]) == 2
 
     rebuild(spark, lake)  # the batch side quarantines the same records unread
     for table in (SILVER, QUARANTINE):
