@@ -83,6 +83,7 @@ def lake_with_poison(spark, settings):
     return rows
 
 
+@pytest.mark.slow
 def test_refine_quarantines_poison_records_and_lands_the_rest(spark, lake, monkeypatch, capsys):
     monkeypatch.setenv("EO_FAULT_POISON", MARKER)
     rows = lake_with_poison(spark, lake)

@@ -125,6 +125,7 @@ def reading_lake(spark, tmp_path_factory):
     return settings
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(payloads=st.lists(raw_records(), min_size=1, max_size=40), cut=st.integers(0, 40))
 def test_each_record_gets_one_outcome_whatever_its_batch(spark, reading_lake, payloads, cut):
@@ -144,6 +145,7 @@ def test_each_record_gets_one_outcome_whatever_its_batch(spark, reading_lake, pa
     assert outcomes(split) == outcomes(whole)
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(payloads=st.lists(raw_records(), min_size=20, max_size=60))
 def test_stream_batch_and_verification_agree_on_every_record(spark, tmp_path_factory, payloads):
