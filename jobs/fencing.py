@@ -29,7 +29,7 @@ def claim_version(epoch: int) -> int:
 
 # A batch may write a table more than once (a poison-record isolation retries it, refine.py), each
 # attempt with a version above the last: Delta would skip a write that repeats a version.
-ATTEMPTS = 4
+ATTEMPTS = 2
 
 
 def txn_version(epoch: int, batch_id: int, attempt: int = 0) -> int:

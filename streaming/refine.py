@@ -38,7 +38,7 @@ from jobs.tables import (
 )
 from jobs.transforms.dedup import first_copies
 from jobs.transforms.metrics import METRIC_KEY, affected_windows, campaign_minute_metrics, revenue, with_window
-from jobs.transforms.parse import isolated, quarantine_rows, valid_events
+from jobs.transforms.parse import quarantine_rows, valid_events
 from jobs.transforms.sessions import (
     events_in_ranges,
     gap,
@@ -102,11 +102,12 @@ class RefineBatch:
                 raise
             self.isolate(batch, batch_id, exc)
 
-    def refine(self, batch: DataFrame, batch_id: int, attempt: int = 0) -> None:
+    def refine(self, batch: DataFrame, batch_id: int, attempt: int = 0, poison_rows: DataFrame | None = None) -> None:
+        """`poison_rows`: (coordinates, reason) of records to quarantine unread, as the rebuild does."""
         timer = StepTimer()
         txn = self.txn(batch_id, attempt)
         spark = batch.sparkSession
-        classified = classify_records(spark, self.settings, batch).persist()
+        classified = classify_records(spark, self.settings, batch, poison_rows).persist()
         try:
             counts = {
                 r.valid: r["count"]
@@ -175,18 +176,15 @@ class RefineBatch:
             if not found:
                 print(f"[refine] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
                 raise error
-            reasons = poison.poison_reasons(spark, found)
-            rows = isolated(batch, reasons).select(*QUARANTINE.columns)
-            lake.insert_missing(spark, self.path(QUARANTINE), rows, QUARANTINE.key, txn=self.txn(batch_id, 1))
-            where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
             seconds = time.monotonic() - began
+            # The same batch again, its poison quarantined unread with the rest of its quarantine.
+            self.refine(batch, batch_id, attempt=1, poison_rows=poison.poison_reasons(spark, found))
+            where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
             print(
                 f"[refine] batch {batch_id}: quarantined {len(found)} poison record(s) in {seconds:.1f} s: {where}",
                 flush=True,
             )
             poison.record_isolation(self.settings, batch_id, found, seconds)
-            rest = batch.join(F.broadcast(reasons.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")
-            self.refine(rest, batch_id, attempt=2)
         finally:
             batch.unpersist()
 
