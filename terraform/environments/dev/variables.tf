@@ -44,6 +44,12 @@ variable "emr_release_label" {
   description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label."
 }
 
+variable "spark_image_uri" {
+  type        = string
+  description = "Custom EMR Serverless image (ECR URI) built on the release's base image with the jobs' Python packages; empty for the stock image."
+  default     = ""
+}
+
 variable "vpc_cidr" {
   type        = string
   description = "IPv4 range of the environment's VPC (a /16, not overlapping networks it may be peered with)."

@@ -26,6 +26,7 @@ module "platform" {
   dags_bucket_name          = var.dags_bucket_name
   log_store_table_name      = var.log_store_table_name
   emr_release_label         = var.emr_release_label
+  spark_image_uri           = var.spark_image_uri
   vpc_cidr                  = var.vpc_cidr
   availability_zones        = var.availability_zones
   single_nat_gateway        = var.single_nat_gateway
