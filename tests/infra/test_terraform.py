@@ -29,6 +29,7 @@ from jobs.cloud import (
     SPARK_S3_OBJECT_ACTIONS,
 )
 from jobs.config import REPO_ROOT, load_settings
+from jobs.emr_serverless import JAR_MANIFEST
 from jobs.kafka_admin import OFFSETS_GROUP
 
 pytestmark = pytest.mark.unit
@@ -167,6 +168,14 @@ def for_each_member(rule: dict, key: str, value: str | None) -> dict:
         return v.replace("${each.key}", key) if isinstance(v, str) else v
 
     return {k: substitute(v) for k, v in rule.items() if k not in ("for_each", "__is_block__")}
+
+
+def test_airflow_may_read_the_jar_manifest_its_job_drivers_name():
+    statement = policy_statements("airflow")["ReadJarManifest"]
+    assert statement == {
+        "action": '["s3:GetObject"]',
+        "resource": f'["${{var.artifacts_bucket_arn}}/{JAR_MANIFEST}"]',
+    }
 
 
 def rules(kind: str) -> list[dict]:

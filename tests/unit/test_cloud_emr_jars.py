@@ -3,9 +3,12 @@ pom's versions agree with what the release ships, and the upload and the job dri
 application release that disagree, instead of failing at the first job run."""
 
 import dataclasses
+import io
+import json
 import re
 
 import pytest
+from botocore.exceptions import ClientError
 
 from jobs import emr_serverless
 from jobs.cloud import RuntimeMismatch, emr_runtime
@@ -24,9 +27,33 @@ def jars(folder, names):
     return folder
 
 
+class Bucket:
+    """An S3 client holding one bucket in memory: what upload and job_driver call."""
+
+    def __init__(self):
+        self.objects: dict[str, bytes] = {}
+
+    def upload_file(self, filename, bucket, key):
+        with open(filename, "rb") as fh:
+            self.objects[key] = fh.read()
+
+    def put_object(self, Bucket, Key, Body):  # boto3's argument names
+        self.objects[Key] = Body
+
+    def get_object(self, Bucket, Key):
+        if Key not in self.objects:
+            raise ClientError({"Error": {"Code": "NoSuchKey"}}, "GetObject")
+        return {"Body": io.BytesIO(self.objects[Key])}
+
+
 @pytest.fixture
 def runtime():
     return emr_runtime()
+
+
+@pytest.fixture
+def outputs(runtime):
+    return {"artifacts_bucket": "b", "region": "eu-west-1", "emr_release_label": runtime.release_label}
 
 
 def test_the_pom_resolves_upstream_versions_of_what_the_release_ships(runtime):
@@ -80,18 +107,43 @@ def test_an_application_on_another_release_is_refused(runtime):
         emr_serverless.check_release(runtime, {"emr_release_label": "emr-spark-8.0.0"})
 
 
-def test_the_job_driver_names_the_release_jars_the_log_store_and_the_delta_python_package(
-    runtime, tmp_path, monkeypatch
+def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the_delta_package(
+    runtime, outputs, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values()]))
-    settings = load_settings("local")  # only the environment name reaches the driver
-    driver = emr_serverless.job_driver(settings, "streaming/run.py", ["run"], outputs={"artifacts_bucket": "b"})
-    conf = driver["sparkSubmit"]["sparkSubmitParameters"].split("--conf ")
+    import jobs.submit
+
+    monkeypatch.setattr(
+        emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
+    )
+    monkeypatch.setattr(emr_serverless, "_outputs", lambda settings: outputs)
+    monkeypatch.setattr(jobs.submit, "build_pyfiles", lambda: jars(tmp_path / "py", ["eo-jobs.zip"]) / "eo-jobs.zip")
+    settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
+    keys = emr_serverless.upload(settings, s3, log=lambda _: None)
+    assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"
+    manifest = json.loads(s3.objects["jars/manifest.json"])
+    assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 4 + len(OTHERS)
+
+    driver = emr_serverless.job_driver(settings, "streaming/run.py", ["run"], outputs=outputs, s3=s3)["sparkSubmit"]
+    conf = driver["sparkSubmitParameters"].split("--conf ")
     params = dict(p.strip().split("=", 1) for p in conf if p.strip())
     spark_jars = params["spark.jars"].split(",")
     assert spark_jars[-1] == runtime.log_store_jar == "/usr/share/aws/delta/lib/delta-storage-s3-dynamodb.jar"
-    assert set(spark_jars[:-1]) == {f"s3://b/jars/{n}" for n in runtime.jar_names().values()}
+    assert set(spark_jars[:-1]) == {f"s3://b/jars/{n}" for n in manifest["jars"]}
+    assert {j.removeprefix("s3://b/") for j in spark_jars[:-1]} <= set(s3.objects)
     assert params["spark.submit.pyFiles"].split(",") == [
         "s3://b/pyfiles/eo-jobs.zip",
         f"s3://b/jars/{runtime.jar_names()['delta-spark']}",
     ]
+
+
+def test_the_job_driver_refuses_missing_or_foreign_uploads(runtime, outputs):
+    s3, settings = Bucket(), load_settings("local")
+    with pytest.raises(MissingJarsError, match="emr_serverless upload"):
+        emr_serverless.job_driver(settings, "batch/verify.py", [], outputs=outputs, s3=s3)
+    s3.objects["jars/manifest.json"] = json.dumps({"release_label": "emr-spark-8.0.0", "jars": []}).encode()
+    with pytest.raises(RuntimeMismatch, match=re.escape("holds jars for emr-spark-8.0.0")):
+        emr_serverless.job_driver(settings, "batch/verify.py", [], outputs=outputs, s3=s3)
+    with pytest.raises(RuntimeMismatch, match=re.escape("runs emr-spark-7.13.0")):
+        emr_serverless.job_driver(
+            settings, "batch/verify.py", [], outputs={**outputs, "emr_release_label": "emr-spark-7.13.0"}, s3=s3
+        )

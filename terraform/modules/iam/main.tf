@@ -157,6 +157,13 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = [var.dags_bucket_arn, "${var.dags_bucket_arn}/*"]
       },
       {
+        # Job drivers name the jars the last upload recorded (jobs/emr_serverless.py JAR_MANIFEST).
+        Sid      = "ReadJarManifest"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.artifacts_bucket_arn}/jars/manifest.json"]
+      },
+      {
         Sid      = "MwaaChecksPublicAccess"
         Effect   = "Allow"
         Action   = ["s3:GetAccountPublicAccessBlock"]
