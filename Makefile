@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos bench flink-venv jars-flink checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars lock demo test test-unit lint fmt chaos bench flink-venv jars-flink jars-emr checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -63,6 +63,8 @@ $(FLINK_PY): infra/flink-requirements.txt
 	@.cache/flink-venv/bin/pip install -q --disable-pip-version-check -r infra/flink-requirements.txt
 	@touch $@
 jars-flink: $(JARS)/flink/.resolved ## the Flink Kafka SQL connector, for PyFlink
+
+jars-emr: $(JARS)/emr/.resolved ## the jars EMR Serverless job runs add (aws environment; infra/maven/emr/pom.xml)
 
 terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \

@@ -24,6 +24,7 @@ from jobs.config import REPO_ROOT
 
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 DEV_TFVARS = REPO_ROOT / "terraform" / "environments" / "dev" / "terraform.tfvars"
+LOCAL_KAFKA = "127.0.0.1:9092"  # the local broker (python -m infra.kafka) stands in for MSK
 BUCKET_OUTPUTS = {  # Terraform output -> tfvars variable
     "lake_bucket": "lake_bucket_name",
     "checkpoint_bucket": "checkpoint_bucket_name",
@@ -55,6 +56,8 @@ def local_outputs(variables: dict) -> dict:
         spark_role_arn="",
         airflow_role_arn="",
         emr_application_id="",
+        emr_release_label="",
+        kafka_bootstrap=LOCAL_KAFKA,
     )
     return {k: {"value": v} for k, v in outputs.items()}
 

@@ -44,6 +44,9 @@ class Settings:
     maintenance: dict[str, int] = field(default_factory=dict)
     domains: dict[str, object] = field(default_factory=dict)
     spark_conf: dict[str, str] = field(default_factory=dict)
+    # Spark Kafka source/sink options beyond the address (the aws environment's IAM authentication);
+    # jobs.kafka_admin.spark_kafka_options adds the address, client_config derives the Python clients' own.
+    kafka_options: dict[str, str] = field(default_factory=dict)
     job_runner: str = "spark-submit"  # or "emr-serverless": how Airflow runs the job modules
 
     @property
@@ -104,12 +107,14 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
         raise ConfigError(f"unknown environment {env!r}; known: {sorted(environments)}")
     values = dict(environments[env])
     spark_conf = values.pop("spark", {})
+    kafka_options = values.pop("kafka", {})
     for key in list(values):
         override = os.environ.get(f"EO_{key.upper()}")
         if override is not None:
             values[key] = override
     values = _resolve_outputs(env, values)
     spark_conf = _resolve_outputs(env, spark_conf)
+    kafka_options = {k: str(v) for k, v in _resolve_outputs(env, kafka_options).items()}
     for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
         values[key] = _absolute(str(values[key]))
     values["topic_partitions"] = int(values["topic_partitions"])
@@ -119,5 +124,6 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
         maintenance=dict(raw.get("maintenance", {})),
         domains=dict(raw.get("domains", {})),
         spark_conf=spark_conf,
+        kafka_options=kafka_options,
         **values,
     )

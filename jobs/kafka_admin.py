@@ -1,21 +1,75 @@
-"""Small Kafka admin helpers (topic creation, partitions, end offsets) on confluent-kafka."""
+"""Small Kafka admin helpers (topic creation, partitions, end offsets) on confluent-kafka, and the
+client settings every Kafka client of the platform gets from the environment (address, authentication)."""
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import time
+from functools import partial
 
-from jobs.config import Settings
+from jobs.config import ConfigError, Settings
 
 # librdkafka logs every refused connection to stderr; while a broker restarts (the fault lab)
 # that is hundreds of lines a second. Route its log through Python logging, quiet by default.
 CLIENT_LOG = logging.getLogger("eo.kafka.client")
 CLIENT_LOG.setLevel(os.environ.get("EO_KAFKA_CLIENT_LOG_LEVEL", "CRITICAL"))
 
+# The consumer group end_offsets declares; the Airflow role may describe it (terraform/modules/iam).
+OFFSETS_GROUP = "eo-offsets"
+# Amazon MSK's IAM SASL mechanism as the Java clients (Spark's Kafka connector) name it.
+MSK_IAM = "AWS_MSK_IAM"
+# MSK broker names carry their region: b-1.x.y.c2.kafka.eu-west-1.amazonaws.com, boot-x.c2.kafka-serverless.eu-west-1...
+MSK_HOST_REGION = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com")
+
+
+def spark_kafka_options(settings: Settings) -> dict[str, str]:
+    """Options of every Spark Kafka source and sink: the address and the environment's own (authentication)."""
+    return {"kafka.bootstrap.servers": settings.kafka_bootstrap, **settings.kafka_options}
+
 
 def client_config(settings: Settings, **extra) -> dict:
-    return {"bootstrap.servers": settings.kafka_bootstrap, "logger": CLIENT_LOG, **extra}
+    """librdkafka settings for admin clients, producers and consumers, authenticated as the environment asks."""
+    return {"bootstrap.servers": settings.kafka_bootstrap, "logger": CLIENT_LOG, **_authentication(settings), **extra}
+
+
+def _authentication(settings: Settings) -> dict:
+    """The librdkafka equivalent of the Spark options' SASL mechanism: none locally; for MSK's IAM, OAUTHBEARER
+    with a token signed by the default AWS credentials (aws-msk-iam-sasl-signer-python)."""
+    mechanism = settings.kafka_options.get("kafka.sasl.mechanism")
+    if mechanism is None:
+        return {}
+    if mechanism != MSK_IAM:
+        raise ConfigError(f"kafka.sasl.mechanism {mechanism!r}: the Python clients only know {MSK_IAM}")
+    if "kafka.security.protocol" not in settings.kafka_options:
+        raise ConfigError(f"kafka.sasl.mechanism {MSK_IAM} needs kafka.security.protocol (SASL_SSL) next to it")
+    return {
+        "security.protocol": settings.kafka_options["kafka.security.protocol"],
+        "sasl.mechanism": "OAUTHBEARER",
+        "oauth_cb": partial(msk_iam_token, msk_region(settings.kafka_bootstrap)),
+    }
+
+
+def msk_region(bootstrap: str) -> str:
+    """The region MSK tokens are signed for: the brokers', else the default AWS region."""
+    found = MSK_HOST_REGION.search(bootstrap)
+    if found:
+        return found.group(1)
+    import boto3
+
+    region = boto3.session.Session().region_name
+    if not region:
+        raise ConfigError(f"no AWS region in the Kafka address {bootstrap!r} nor in the AWS configuration")
+    return region
+
+
+def msk_iam_token(region: str, _oauthbearer_config: str | None = None) -> tuple[str, float]:
+    """confluent-kafka's oauth_cb: a signed MSK IAM token and its expiry in seconds since the epoch."""
+    from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
+
+    token, expiry_ms = MSKAuthTokenProvider.generate_auth_token(region)
+    return token, expiry_ms / 1000
 
 
 def _admin(settings: Settings):
@@ -29,7 +83,8 @@ def ensure_topic(settings: Settings, partitions: int | None = None, timeout: flo
     from confluent_kafka.admin import NewTopic
 
     admin = _admin(settings)
-    wanted = NewTopic(settings.topic, partitions or settings.topic_partitions, 1)
+    # Replication factor -1: the cluster's default (1 on the local broker, what a managed Kafka such as MSK requires).
+    wanted = NewTopic(settings.topic, partitions or settings.topic_partitions, -1)
     for future in admin.create_topics([wanted], request_timeout=timeout).values():
         try:
             future.result()
@@ -71,7 +126,7 @@ def end_offsets(settings: Settings) -> dict[int, int]:
     """The next offset each partition will get: what a caught-up consumer has read up to."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer(client_config(settings, **{"group.id": "eo-offsets"}))
+    consumer = Consumer(client_config(settings, **{"group.id": OFFSETS_GROUP}))
     try:
         result = {}
         for p in topic_partitions(settings):

@@ -1,7 +1,8 @@
 data "aws_region" "current" {}
 
-# The whole platform: storage, the Delta log store, IAM, the Spark runtime and Airflow.
-# environments/dev and environments/prod instantiate it with their own names and sizes.
+# The whole platform: storage, the Delta log store, the network, Kafka (MSK Serverless), IAM,
+# the Spark runtime and Airflow. environments/dev and environments/prod instantiate it with their
+# own names and sizes.
 
 module "storage" {
   source                 = "../modules/storage"
@@ -21,6 +22,24 @@ module "delta_log_store" {
   tags        = var.tags
 }
 
+module "network" {
+  source             = "../modules/network"
+  name_prefix        = var.name_prefix
+  cidr_block         = var.vpc_cidr
+  availability_zones = var.availability_zones
+  single_nat_gateway = var.single_nat_gateway
+  kms_key_arn        = module.storage.kms_key_arn
+  tags               = var.tags
+}
+
+module "kafka" {
+  source             = "../modules/kafka"
+  cluster_name       = "${var.name_prefix}-kafka"
+  subnet_ids         = module.network.private_subnet_ids
+  security_group_ids = [module.network.msk_security_group_id]
+  tags               = var.tags
+}
+
 module "iam" {
   source                   = "../modules/iam"
   name_prefix              = var.name_prefix
@@ -30,6 +49,10 @@ module "iam" {
   dags_bucket_arn          = "arn:aws:s3:::${var.dags_bucket_name}"
   log_store_table_arn      = module.delta_log_store.table_arn
   kms_key_arn              = module.storage.kms_key_arn
+  kafka_cluster_arn        = module.kafka.cluster_arn
+  kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix
+  kafka_group_arn_prefix   = module.kafka.group_arn_prefix
+  kafka_topic              = var.kafka_topic
   airflow_environment_name = "${var.name_prefix}-airflow"
   tags                     = var.tags
 }
@@ -41,8 +64,8 @@ module "compute" {
   image_uri          = var.spark_image_uri
   max_vcpu           = var.max_vcpu
   max_memory         = var.max_memory
-  subnet_ids         = var.subnet_ids
-  security_group_ids = var.security_group_ids
+  subnet_ids         = module.network.private_subnet_ids
+  security_group_ids = [module.network.emr_security_group_id]
   tags               = var.tags
 }
 
@@ -56,8 +79,8 @@ module "orchestration" {
   execution_role_arn            = module.iam.airflow_role_arn
   kms_key_arn                   = module.storage.kms_key_arn
   requirements_file             = var.requirements_file
-  subnet_ids                    = var.subnet_ids
-  security_group_ids            = var.security_group_ids
+  subnet_ids                    = slice(module.network.private_subnet_ids, 0, 2) # MWAA takes exactly two
+  security_group_ids            = [module.network.airflow_security_group_id]
   force_destroy                 = var.force_destroy
   airflow_configuration_options = { "core.default_timezone" = "utc" }
   # The one environment switch: EO_ENV=aws makes the DAGs' Spark operator submit to EMR Serverless.

@@ -46,6 +46,36 @@ output "emr_application_id" {
   value       = module.compute.application_id
 }
 
+output "emr_release_label" {
+  description = "EMR release of the application: the jobs' jars must be resolved for it (make jars-emr)."
+  value       = module.compute.release_label
+}
+
+output "kafka_bootstrap" {
+  description = "MSK Serverless bootstrap address for SASL/IAM clients (host:9098)."
+  value       = module.kafka.bootstrap_brokers_sasl_iam
+}
+
+output "kafka_cluster_arn" {
+  description = "ARN of the MSK Serverless cluster."
+  value       = module.kafka.cluster_arn
+}
+
+output "vpc_id" {
+  description = "The platform's VPC: MSK is reachable from inside it only."
+  value       = module.network.vpc_id
+}
+
+output "private_subnet_ids" {
+  description = "Private subnets of the platform (a host for producers or operators goes here)."
+  value       = module.network.private_subnet_ids
+}
+
+output "kafka_client_security_group_id" {
+  description = "Security group MSK admits on 9098 (the EMR job runs'); give it to a producer or operator host in the VPC."
+  value       = module.network.emr_security_group_id
+}
+
 output "airflow_webserver_url" {
   description = "Airflow UI (private)."
   value       = module.orchestration.webserver_url

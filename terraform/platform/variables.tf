@@ -33,20 +33,31 @@ variable "log_store_table_name" {
   description = "DynamoDB table of Delta's S3 multi-cluster log store."
 }
 
-variable "subnet_ids" {
-  type        = list(string)
-  description = "Private subnets (two AZs at least) for EMR Serverless job runs and MWAA."
+variable "vpc_cidr" {
+  type        = string
+  description = "IPv4 range of the platform's VPC (a /16)."
 }
 
-variable "security_group_ids" {
+variable "availability_zones" {
   type        = list(string)
-  description = "Security groups for EMR Serverless job runs and MWAA."
+  description = "Availability zones the subnets span (two at least; MWAA uses the first two)."
+}
+
+variable "single_nat_gateway" {
+  type        = bool
+  description = "One NAT gateway shared by all zones (dev) instead of one per zone (prod)."
+  default     = false
+}
+
+variable "kafka_topic" {
+  type        = string
+  description = "The topic the stream reads: conf/platform.toml's topic for the aws environment (a test checks)."
+  default     = "clickstream"
 }
 
 variable "emr_release_label" {
   type        = string
-  description = "EMR Serverless release of the Spark runtime."
-  default     = "emr-spark-8.0.0"
+  description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label (a test checks)."
 }
 
 variable "spark_image_uri" {

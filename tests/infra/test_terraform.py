@@ -1,12 +1,14 @@
 """Terraform against what the application expects: module shape, typed and described variables,
-the outputs the app reads, IAM actions equal to what the jobs do, the log store's key schema,
-and the names the local-s3 bootstrap creates. Plus `terraform fmt` and checkov."""
+the outputs the app reads, IAM actions equal to what the jobs do (S3, the log store, MSK), the log
+store's key schema, Kafka reachable with IAM from the job runs and Airflow only, and the names the
+local-s3 bootstrap creates. Plus `terraform fmt` and checkov."""
 
 import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import hcl2
@@ -14,13 +16,21 @@ import pytest
 
 from infra.s3 import BUCKET_OUTPUTS, local_outputs, tfvars
 from jobs.cloud import (
+    KAFKA_CLUSTER_ACTIONS,
     LOG_STORE_ACTIONS,
     LOG_STORE_KEYS,
+    MONITOR_KAFKA_GROUP_ACTIONS,
+    MONITOR_KAFKA_TOPIC_ACTIONS,
     REQUIRED_OUTPUTS,
+    SPARK_KAFKA_GROUP_ACTIONS,
+    SPARK_KAFKA_GROUP_PREFIX,
+    SPARK_KAFKA_TOPIC_ACTIONS,
     SPARK_S3_BUCKET_ACTIONS,
     SPARK_S3_OBJECT_ACTIONS,
 )
 from jobs.config import REPO_ROOT, load_settings
+from jobs.emr_serverless import JAR_MANIFEST
+from jobs.kafka_admin import OFFSETS_GROUP
 
 pytestmark = pytest.mark.unit
 
@@ -47,7 +57,15 @@ def blocks(folder: Path, kind: str) -> dict:
 
 
 def test_every_module_has_the_four_files_and_a_readme():
-    assert {m.name for m in MODULES} == {"storage", "delta_log_store", "iam", "compute", "orchestration"}
+    assert {m.name for m in MODULES} == {
+        "storage",
+        "delta_log_store",
+        "network",
+        "kafka",
+        "iam",
+        "compute",
+        "orchestration",
+    }
     for module in MODULES:
         names = {p.name for p in module.iterdir()}
         assert {"main.tf", "variables.tf", "outputs.tf", "versions.tf", "README.md"} <= names, module.name
@@ -80,6 +98,18 @@ def iam_locals() -> dict:
     return {k: set(unquote(v)) for k, v in values if isinstance(v, list) and k != "__comments__"}
 
 
+def policy_statements(role: str) -> dict[str, dict[str, str]]:
+    """Sid -> the Action and Resource expressions of the statements of the role's inline policy."""
+    text = (TF / "modules" / "iam" / "main.tf").read_text()
+    start = text.index(f'resource "aws_iam_role_policy" "{role}"')
+    body = text[start : text.index("\n}\n", start)]
+    found = {}
+    for sid, block in re.findall(r'Sid\s*=\s*"(\w+)"(.*?)\n\s*\},?\n', body, re.S):
+        fields = dict(re.findall(r"^\s*(Action|Resource)\s*=\s*(.+)$", block, re.M))
+        found[sid] = {"action": fields["Action"].strip(), "resource": fields["Resource"].strip()}
+    return found
+
+
 def test_spark_role_may_do_exactly_what_the_jobs_do():
     actions = iam_locals()
     assert actions["s3_object_rw"] == SPARK_S3_OBJECT_ACTIONS
@@ -91,6 +121,102 @@ def test_spark_role_may_do_exactly_what_the_jobs_do():
     assert "Action   = local.s3_object_rw" in spark_policy and "Action   = local.log_store" in spark_policy
 
 
+def test_kafka_access_is_exactly_what_the_stream_and_the_lag_check_do():
+    actions = iam_locals()
+    assert actions["kafka_connect"] == KAFKA_CLUSTER_ACTIONS
+    assert actions["spark_kafka_topic"] == SPARK_KAFKA_TOPIC_ACTIONS
+    assert actions["spark_kafka_group"] == SPARK_KAFKA_GROUP_ACTIONS
+    assert actions["monitor_kafka_topic"] == MONITOR_KAFKA_TOPIC_ACTIONS
+    assert actions["monitor_kafka_group"] == MONITOR_KAFKA_GROUP_ACTIONS
+    names = parse(TF / "modules" / "iam" / "main.tf")["locals"][0]
+    assert unquote(names["spark_group_prefix"]) == SPARK_KAFKA_GROUP_PREFIX
+    assert unquote(names["monitor_group"]) == OFFSETS_GROUP
+    topic = "[local.kafka_topic_arn]"
+    expected = {
+        "spark": {
+            "KafkaConnect": {"action": "local.kafka_connect", "resource": "[var.kafka_cluster_arn]"},
+            "KafkaReadTheTopic": {"action": "local.spark_kafka_topic", "resource": topic},
+            "KafkaSourceGroups": {
+                "action": "local.spark_kafka_group",
+                "resource": '["${var.kafka_group_arn_prefix}/${local.spark_group_prefix}*"]',
+            },
+        },
+        "airflow": {
+            "KafkaConnect": {"action": "local.kafka_connect", "resource": "[var.kafka_cluster_arn]"},
+            "KafkaLagCheckTopic": {"action": "local.monitor_kafka_topic", "resource": topic},
+            "KafkaLagCheckGroup": {
+                "action": "local.monitor_kafka_group",
+                "resource": '["${var.kafka_group_arn_prefix}/${local.monitor_group}"]',
+            },
+        },
+    }
+    for role, kafka in expected.items():
+        statements = policy_statements(role)
+        assert {sid: s for sid, s in statements.items() if sid.startswith("Kafka")} == kafka, role
+        assert not any("kafka" in s["action"].lower() for sid, s in statements.items() if sid not in kafka), role
+    # The topic the roles may read is the one the aws environment streams.
+    platform = blocks(TF / "platform", "variable")
+    assert unquote(platform["kafka_topic"]["default"]) == load_settings_with_outputs("aws").topic
+
+
+def for_each_member(rule: dict, key: str, value: str | None) -> dict:
+    """One instance of a for_each rule: each.key and each.value substituted."""
+
+    def substitute(v):
+        if v == "${each.value}":
+            return value
+        return v.replace("${each.key}", key) if isinstance(v, str) else v
+
+    return {k: substitute(v) for k, v in rule.items() if k not in ("for_each", "__is_block__")}
+
+
+def test_airflow_may_read_the_jar_manifest_its_job_drivers_name():
+    statement = policy_statements("airflow")["ReadJarManifest"]
+    assert statement == {
+        "action": '["s3:GetObject"]',
+        "resource": f'["${{var.artifacts_bucket_arn}}/{JAR_MANIFEST}"]',
+    }
+
+
+def rules(kind: str) -> list[dict]:
+    """The network module's security group rules of one kind (ingress, egress), one per instance."""
+    found = []
+    for resource in parse(TF / "modules" / "network" / "main.tf")["resource"]:
+        for rule in resource.get(f'"aws_vpc_security_group_{kind}_rule"', {}).values():
+            found += [for_each_member(rule, k, v) for k, v in rule.get("for_each", {"": None}).items()]
+    return found
+
+
+def test_msk_takes_sasl_iam_from_the_job_runs_and_airflow_only():
+    msk = "${aws_security_group.msk.id}"
+    ingress = [r for r in rules("ingress") if r["security_group_id"] == msk]
+    assert {r["referenced_security_group_id"] for r in ingress} == {
+        "${aws_security_group.emr.id}",
+        "${aws_security_group.airflow.id}",
+    }
+    for rule in ingress:
+        assert (rule["from_port"], rule["to_port"], unquote(rule["ip_protocol"])) == (9098, 9098, "tcp")
+        assert not {"cidr_ipv4", "cidr_ipv6", "prefix_list_id"} & set(rule), "MSK is closed to address ranges"
+    assert not [r for r in rules("egress") if r["security_group_id"] == msk]
+    assert not [r for r in rules("ingress") if r["security_group_id"] == "${aws_security_group.emr.id}"]
+    cluster = parse(TF / "modules" / "kafka" / "main.tf")["resource"][0]['"aws_msk_serverless_cluster"']['"this"']
+    assert cluster["client_authentication"][0]["sasl"][0]["iam"][0]["enabled"] is True
+
+
+def test_compute_airflow_and_kafka_live_in_the_network_modules_subnets_and_groups():
+    modules = {unquote(k): v for m in parse(TF / "platform" / "main.tf")["module"] for k, v in m.items()}
+    assert modules["compute"]["subnet_ids"] == "${module.network.private_subnet_ids}"
+    assert modules["compute"]["security_group_ids"] == ["${module.network.emr_security_group_id}"]
+    assert modules["orchestration"]["subnet_ids"] == "${slice(module.network.private_subnet_ids, 0, 2)}"
+    assert modules["orchestration"]["security_group_ids"] == ["${module.network.airflow_security_group_id}"]
+    assert modules["kafka"]["subnet_ids"] == "${module.network.private_subnet_ids}"
+    assert modules["kafka"]["security_group_ids"] == ["${module.network.msk_security_group_id}"]
+    for env in ("dev", "prod"):
+        variables = tfvars(TF / "environments" / env / "terraform.tfvars")
+        assert not {"subnet_ids", "security_group_ids"} & set(variables), "no placeholder network ids"
+        assert len(variables["availability_zones"]) >= 2
+
+
 def test_log_store_table_has_the_schema_delta_expects():
     table = parse(TF / "modules" / "delta_log_store" / "main.tf")["resource"][0]['"aws_dynamodb_table"']['"log_store"']
     assert unquote(table["hash_key"]) == LOG_STORE_KEYS["hash"]
@@ -98,12 +224,19 @@ def test_log_store_table_has_the_schema_delta_expects():
     assert unquote(table["ttl"][0]["attribute_name"]) == LOG_STORE_KEYS["ttl"]
 
 
-def test_lifecycle_prefixes_point_at_the_quarantine_table_and_the_reports(monkeypatch, tmp_path):
+def load_settings_with_outputs(env: str):
+    """An environment's settings with the local-s3 bootstrap's outputs standing in for Terraform's."""
+    with tempfile.TemporaryDirectory() as folder:
+        outputs = Path(folder) / "outputs.json"
+        outputs.write_text(json.dumps(local_outputs(tfvars())))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("EO_TF_OUTPUTS", str(outputs))
+            return load_settings(env)
+
+
+def test_lifecycle_prefixes_point_at_the_quarantine_table_and_the_reports():
     storage = blocks(TF / "modules" / "storage", "variable")
-    outputs = tmp_path / "outputs.json"
-    outputs.write_text(json.dumps(local_outputs(tfvars())))
-    monkeypatch.setenv("EO_TF_OUTPUTS", str(outputs))
-    settings = load_settings("aws")
+    settings = load_settings_with_outputs("aws")
     lake = f"s3a://{tfvars()['lake_bucket_name']}/"
     assert settings.table_path("quarantine").removeprefix(lake) + "/" == unquote(
         storage["quarantine_prefix"]["default"]

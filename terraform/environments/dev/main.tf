@@ -25,8 +25,11 @@ module "platform" {
   access_log_bucket_name    = var.access_log_bucket_name
   dags_bucket_name          = var.dags_bucket_name
   log_store_table_name      = var.log_store_table_name
-  subnet_ids                = var.subnet_ids
-  security_group_ids        = var.security_group_ids
+  emr_release_label         = var.emr_release_label
+  spark_image_uri           = var.spark_image_uri
+  vpc_cidr                  = var.vpc_cidr
+  availability_zones        = var.availability_zones
+  single_nat_gateway        = var.single_nat_gateway
   max_vcpu                  = var.max_vcpu
   max_memory                = var.max_memory
   airflow_environment_class = var.airflow_environment_class

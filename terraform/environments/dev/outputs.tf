@@ -44,6 +44,36 @@ output "emr_application_id" {
   value       = module.platform.emr_application_id
 }
 
+output "emr_release_label" {
+  description = "EMR release of the application (the jars are resolved for it)."
+  value       = module.platform.emr_release_label
+}
+
+output "kafka_bootstrap" {
+  description = "MSK Serverless bootstrap address for SASL/IAM clients."
+  value       = module.platform.kafka_bootstrap
+}
+
+output "kafka_cluster_arn" {
+  description = "ARN of the MSK Serverless cluster."
+  value       = module.platform.kafka_cluster_arn
+}
+
+output "vpc_id" {
+  description = "The environment's VPC."
+  value       = module.platform.vpc_id
+}
+
+output "private_subnet_ids" {
+  description = "Private subnets of the environment."
+  value       = module.platform.private_subnet_ids
+}
+
+output "kafka_client_security_group_id" {
+  description = "Security group MSK admits on 9098, for a producer or operator host in the VPC."
+  value       = module.platform.kafka_client_security_group_id
+}
+
 output "airflow_webserver_url" {
   description = "Airflow UI (private)."
   value       = module.platform.airflow_webserver_url

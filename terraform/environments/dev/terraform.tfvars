@@ -7,8 +7,10 @@ artifacts_bucket_name     = "eo-dev-artifacts"
 access_log_bucket_name    = "eo-dev-access-logs"
 dags_bucket_name          = "airflow-eo-dev-dags"
 log_store_table_name      = "eo-dev-delta-log"
-subnet_ids                = ["subnet-aaaaaaaaaaaaaaaaa", "subnet-bbbbbbbbbbbbbbbbb"]
-security_group_ids        = ["sg-ccccccccccccccccc"]
+emr_release_label         = "emr-spark-8.2.0" # = infra/maven/emr/pom.xml (make jars-emr resolves the jars for it)
+vpc_cidr                  = "10.40.0.0/16"
+availability_zones        = ["eu-west-1a", "eu-west-1b"]
+single_nat_gateway        = true
 max_vcpu                  = "8 vCPU"
 max_memory                = "32 GB"
 airflow_environment_class = "mw1.micro"

@@ -6,8 +6,10 @@ artifacts_bucket_name     = "eo-prod-artifacts"
 access_log_bucket_name    = "eo-prod-access-logs"
 dags_bucket_name          = "airflow-eo-prod-dags"
 log_store_table_name      = "eo-prod-delta-log"
-subnet_ids                = ["subnet-aaaaaaaaaaaaaaaaa", "subnet-bbbbbbbbbbbbbbbbb"]
-security_group_ids        = ["sg-ccccccccccccccccc"]
+emr_release_label         = "emr-spark-8.2.0" # = infra/maven/emr/pom.xml (make jars-emr resolves the jars for it)
+vpc_cidr                  = "10.50.0.0/16"
+availability_zones        = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
+single_nat_gateway        = false
 max_vcpu                  = "32 vCPU"
 max_memory                = "128 GB"
 airflow_environment_class = "mw1.small"

@@ -39,14 +39,30 @@ variable "log_store_table_name" {
   description = "DynamoDB table of Delta's S3 log store."
 }
 
-variable "subnet_ids" {
-  type        = list(string)
-  description = "Private subnets in two availability zones or more."
+variable "emr_release_label" {
+  type        = string
+  description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label."
 }
 
-variable "security_group_ids" {
+variable "spark_image_uri" {
+  type        = string
+  description = "Custom EMR Serverless image (ECR URI) built on the release's base image with the jobs' Python packages; empty for the stock image."
+  default     = ""
+}
+
+variable "vpc_cidr" {
+  type        = string
+  description = "IPv4 range of the environment's VPC (a /16, not overlapping networks it may be peered with)."
+}
+
+variable "availability_zones" {
   type        = list(string)
-  description = "Security groups allowing the job runs and Airflow to reach Kafka and PostgreSQL."
+  description = "Availability zones of the region the subnets span (two at least)."
+}
+
+variable "single_nat_gateway" {
+  type        = bool
+  description = "One NAT gateway for all zones (cheaper) instead of one per zone."
 }
 
 variable "max_vcpu" {

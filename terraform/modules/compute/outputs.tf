@@ -7,3 +7,8 @@ output "application_arn" {
   description = "EMR Serverless application ARN."
   value       = aws_emrserverless_application.spark.arn
 }
+
+output "release_label" {
+  description = "EMR release the application runs: the one the uploaded jars must be resolved for."
+  value       = aws_emrserverless_application.spark.release_label
+}

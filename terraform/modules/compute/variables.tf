@@ -5,8 +5,7 @@ variable "name_prefix" {
 
 variable "release_label" {
   type        = string
-  description = "EMR Serverless release: emr-spark-8.0.0 is the first with Spark 4 (4.0.2) and Delta 4."
-  default     = "emr-spark-8.0.0"
+  description = "EMR Serverless release; the jars uploaded for it are resolved for this release (infra/maven/emr/pom.xml)."
 }
 
 variable "image_uri" {
@@ -35,12 +34,12 @@ variable "idle_timeout_minutes" {
 
 variable "subnet_ids" {
   type        = list(string)
-  description = "Private subnets the job runs get network interfaces in (to reach Kafka/MSK and PostgreSQL)."
+  description = "Private subnets the job runs get network interfaces in (network module; to reach MSK)."
 }
 
 variable "security_group_ids" {
   type        = list(string)
-  description = "Security groups of the job runs' network interfaces."
+  description = "Security groups of the job runs' network interfaces (the network module's EMR group)."
 }
 
 variable "tags" {

@@ -1,7 +1,8 @@
 # Least privilege: the Spark runtime may read and write exactly the lake and checkpoint
-# buckets, read the artifacts, coordinate commits in the log store table and use the data key.
-# Airflow may submit and watch job runs on this account's EMR Serverless applications of this
-# platform, pass the Spark role, and read its DAGs and the verification reports.
+# buckets, read the artifacts, coordinate commits in the log store table, use the data key and
+# read the stream's topic on MSK. Airflow may submit and watch job runs on this account's EMR
+# Serverless applications of this platform, pass the Spark role, read its DAGs and the
+# verification reports, and read the topic's end offsets for the lag check.
 
 data "aws_caller_identity" "current" {}
 data "aws_region" "current" {}
@@ -12,8 +13,19 @@ locals {
   s3_bucket_rw = ["s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads"]
   log_store    = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"]
   data_key     = ["kms:Decrypt", "kms:GenerateDataKey"]
-  account      = data.aws_caller_identity.current.account_id
-  region       = data.aws_region.current.region
+  # MSK IAM (jobs/cloud.py lists the same; a test keeps the two equal). Every client connects; the
+  # stream reads its topic and looks up its consumers' groups (offsets live in the checkpoint: no
+  # AlterGroup); the lag check reads topic metadata and end offsets, and looks up its group.
+  kafka_connect       = ["kafka-cluster:Connect"]
+  spark_kafka_topic   = ["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"]
+  spark_kafka_group   = ["kafka-cluster:DescribeGroup"]
+  monitor_kafka_topic = ["kafka-cluster:DescribeTopic"]
+  monitor_kafka_group = ["kafka-cluster:DescribeGroup"]
+  spark_group_prefix  = "spark-kafka-source-" # Spark's default groupIdPrefix
+  monitor_group       = "eo-offsets"          # jobs.kafka_admin.OFFSETS_GROUP
+  kafka_topic_arn     = "${var.kafka_topic_arn_prefix}/${var.kafka_topic}"
+  account             = data.aws_caller_identity.current.account_id
+  region              = data.aws_region.current.region
 }
 
 # --- Spark runtime (EMR Serverless job runs) ------------------------------------------------
@@ -80,6 +92,24 @@ resource "aws_iam_role_policy" "spark" {
         Action   = local.data_key
         Resource = [var.kms_key_arn]
       },
+      {
+        Sid      = "KafkaConnect"
+        Effect   = "Allow"
+        Action   = local.kafka_connect
+        Resource = [var.kafka_cluster_arn]
+      },
+      {
+        Sid      = "KafkaReadTheTopic"
+        Effect   = "Allow"
+        Action   = local.spark_kafka_topic
+        Resource = [local.kafka_topic_arn]
+      },
+      {
+        Sid      = "KafkaSourceGroups"
+        Effect   = "Allow"
+        Action   = local.spark_kafka_group
+        Resource = ["${var.kafka_group_arn_prefix}/${local.spark_group_prefix}*"]
+      },
     ]
   })
 }
@@ -127,6 +157,13 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = [var.dags_bucket_arn, "${var.dags_bucket_arn}/*"]
       },
       {
+        # Job drivers name the jars the last upload recorded (jobs/emr_serverless.py JAR_MANIFEST).
+        Sid      = "ReadJarManifest"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.artifacts_bucket_arn}/jars/manifest.json"]
+      },
+      {
         Sid      = "MwaaChecksPublicAccess"
         Effect   = "Allow"
         Action   = ["s3:GetAccountPublicAccessBlock"]
@@ -155,6 +192,24 @@ resource "aws_iam_role_policy" "airflow" {
         Effect   = "Allow"
         Action   = ["kms:Decrypt", "kms:DescribeKey", "kms:GenerateDataKey*", "kms:Encrypt"]
         Resource = [var.kms_key_arn]
+      },
+      {
+        Sid      = "KafkaConnect"
+        Effect   = "Allow"
+        Action   = local.kafka_connect
+        Resource = [var.kafka_cluster_arn]
+      },
+      {
+        Sid      = "KafkaLagCheckTopic"
+        Effect   = "Allow"
+        Action   = local.monitor_kafka_topic
+        Resource = [local.kafka_topic_arn]
+      },
+      {
+        Sid      = "KafkaLagCheckGroup"
+        Effect   = "Allow"
+        Action   = local.monitor_kafka_group
+        Resource = ["${var.kafka_group_arn_prefix}/${local.monitor_group}"]
       },
       {
         Sid       = "Metrics"

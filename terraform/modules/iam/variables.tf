@@ -33,6 +33,26 @@ variable "kms_key_arn" {
   description = "ARN of the KMS key encrypting buckets and table."
 }
 
+variable "kafka_cluster_arn" {
+  type        = string
+  description = "ARN of the MSK cluster (kafka-cluster:Connect)."
+}
+
+variable "kafka_topic_arn_prefix" {
+  type        = string
+  description = "Prefix of the MSK cluster's topic ARNs (kafka module): <prefix>/<topic>."
+}
+
+variable "kafka_group_arn_prefix" {
+  type        = string
+  description = "Prefix of the MSK cluster's consumer group ARNs (kafka module): <prefix>/<group id>."
+}
+
+variable "kafka_topic" {
+  type        = string
+  description = "The topic the stream reads (conf/platform.toml's topic)."
+}
+
 variable "airflow_environment_name" {
   type        = string
   description = "Name of the MWAA environment (scopes its log groups and queues)."

@@ -5,6 +5,8 @@
 
 data "aws_caller_identity" "current" {}
 
+data "aws_region" "current" {}
+
 locals {
   buckets = {
     lake        = var.lake_bucket_name
@@ -33,6 +35,19 @@ resource "aws_kms_key" "data" {
         Principal = { Service = "logging.s3.amazonaws.com" }
         Action    = ["kms:GenerateDataKey", "kms:Decrypt"]
         Resource  = "*"
+      },
+      {
+        # The platform's own log groups (the network module's VPC flow logs), and no others.
+        Sid       = "PlatformLogGroups"
+        Effect    = "Allow"
+        Principal = { Service = "logs.${data.aws_region.current.region}.amazonaws.com" }
+        Action    = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
+        Resource  = "*"
+        Condition = {
+          ArnLike = {
+            "kms:EncryptionContext:aws:logs:arn" = "arn:aws:logs:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:log-group:/${var.name_prefix}/*"
+          }
+        }
       },
     ]
   })
