@@ -30,7 +30,7 @@ $(VENV)/.installed: requirements.lock
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
-jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved
+jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved
 $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*

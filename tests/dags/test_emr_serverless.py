@@ -6,6 +6,7 @@ import json
 import pytest
 
 from jobs import emr_serverless
+from jobs.cloud import emr_runtime
 from jobs.config import REPO_ROOT, load_settings
 
 pytestmark = pytest.mark.unit
@@ -42,6 +43,8 @@ def aws(monkeypatch, tmp_path):
             "spark_role_arn": "arn:aws:iam::123456789012:role/eo-spark",
             "airflow_role_arn": "arn:aws:iam::123456789012:role/eo-airflow",
             "emr_application_id": app,
+            "emr_release_label": emr_runtime().release_label,
+            "kafka_bootstrap": "boot-abc.kafka-serverless.eu-west-1.amazonaws.com:9098",
         }
         path = tmp_path / "aws.json"
         path.write_text(json.dumps({k: {"value": v, "type": "string"} for k, v in outputs.items()}))
@@ -58,13 +61,26 @@ def test_upload_puts_every_artifact_the_job_driver_names(aws):
     driver = emr_serverless.job_driver(settings, "batch/rebuild.py", ["--start", "2026-11-20"])["sparkSubmit"]
     named = {driver["entryPoint"]}
     params = dict(p.strip().split("=", 1) for p in driver["sparkSubmitParameters"].split("--conf ") if p.strip())
-    named |= set(params["spark.jars"].split(",")) | {params["spark.submit.pyFiles"]}
+    jars = params["spark.jars"].split(",")
+    runtime = emr_runtime()
+    # The release image's own log store jar is named by its local path; everything else was uploaded.
+    assert runtime.log_store_jar in jars
+    named |= {j for j in jars if j != runtime.log_store_jar} | set(params["spark.submit.pyFiles"].split(","))
     assert named <= {f"s3://eo-artifacts/{k}" for k in stored}
-    assert any("hadoop-aws" in j for j in params["spark.jars"].split(","))
+    for name in runtime.jar_names().values():
+        assert f"s3://eo-artifacts/jars/{name}" in jars
     assert params["spark.emr-serverless.driverEnv.EO_ENV"] == "aws"
 
 
-def test_a_dag_task_runs_the_same_module_as_a_job_run(aws, monkeypatch):
+@pytest.fixture
+def uploaded(aws):
+    """The artifacts as `python -m jobs.emr_serverless upload` leaves them: job drivers read its manifest."""
+    emr_serverless.upload(load_settings("aws"), aws["s3"], log=lambda _: None)
+    return aws
+
+
+def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
+    aws = uploaded
     monkeypatch.syspath_prepend(str(REPO_ROOT / "dags"))  # as the DAG processor sees it
     from eo_common.platform import PlatformSparkSubmitOperator
 
@@ -90,6 +106,6 @@ class FailingRuns:
         return {"jobRun": {"state": "FAILED", "stateDetails": "Job failed, ExitCode: 1"}}
 
 
-def test_a_failed_job_run_raises_with_its_details(aws):
+def test_a_failed_job_run_raises_with_its_details(uploaded):
     with pytest.raises(emr_serverless.JobRunFailed, match="run-1 ended FAILED: Job failed, ExitCode: 1"):
         emr_serverless.run(load_settings("aws"), "batch/verify.py", [], client=FailingRuns(), log=lambda _: None)
