@@ -36,7 +36,7 @@ from jobs.tables import (
 from jobs.transforms.dedup import first_copies
 from jobs.transforms.metrics import campaign_minute_metrics
 from jobs.transforms.parse import quarantine_rows, valid_events
-from jobs.transforms.sessions import gap, sessionize
+from jobs.transforms.sessions import GAP, user_sessions
 
 
 @dataclass(frozen=True)
@@ -90,14 +90,14 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
     if interval is None:
         return {
             CAMPAIGN_MINUTE_METRICS.name: campaign_minute_metrics(silver),
-            USER_SESSIONS.name: sessionize(silver),
+            USER_SESSIONS.name: user_sessions(silver),
         }
     in_window = F.expr(interval.predicate("date_trunc('minute', event_time)"))
     # A session starting in the interval has no event in the gap before it, so events from
     # (start - gap) onwards decide every such session exactly.
-    since = F.col("event_time") >= F.lit(interval.start) - gap()
+    since = F.col("event_time") >= F.lit(interval.start - GAP)
     metrics = campaign_minute_metrics(silver.where(in_window))
-    sessions = sessionize(silver.where(since)).where(F.expr(interval.predicate("session_start")))
+    sessions = user_sessions(silver.where(since)).where(F.expr(interval.predicate("session_start")))
     return {CAMPAIGN_MINUTE_METRICS.name: metrics, USER_SESSIONS.name: sessions}
 
 

@@ -4,9 +4,9 @@ Every start of a job takes a new epoch from a lease (a row in PostgreSQL, or wit
 exclusively created file next to the checkpoints). Commits are fenced two ways:
 - PostgreSQL: the committing transaction locks the lease row and checks the epoch (FOR UPDATE),
   so a zombie's transaction is refused atomically.
-- Delta: writes carry a transaction id (app id = job, version = epoch << 40 | batch, attempt); the new
-  instance first claims every table it writes with version epoch << 40. Delta skips a write whose
-  version is not above the claim, and a write that raced the claim fails its commit.
+- Delta: commits carry a transaction id (app id = job, version = epoch << 40 | position); the new
+  instance first claims every table it writes with its epoch. A writer refuses to commit when a
+  newer epoch holds the table, and a commit that raced the claim fails (jobs/commits.py).
 """
 
 from __future__ import annotations
@@ -23,19 +23,18 @@ class Fenced(RuntimeError):
     """A newer instance of this job holds the lease: this one must stop without committing."""
 
 
-def claim_version(epoch: int) -> int:
-    return epoch << 40
+EPOCH_SHIFT = 40  # 2^40 positions (micro-batches) per epoch: decades at several batches a second
 
 
-# A batch may write a table more than once (a poison-record isolation retries it, refine.py), each
-# attempt with a version above the last: Delta would skip a write that repeats a version.
-ATTEMPTS = 2
+def encode_version(epoch: int, position: int) -> int:
+    """A Delta transaction version: the epoch in the high bits, the writer's position below."""
+    if not 0 <= position < 1 << EPOCH_SHIFT or epoch < 0:
+        raise ValueError(f"epoch {epoch} or position {position} out of range")
+    return (epoch << EPOCH_SHIFT) + position
 
 
-def txn_version(epoch: int, batch_id: int, attempt: int = 0) -> int:
-    if not 0 <= attempt < ATTEMPTS:
-        raise ValueError(f"attempt {attempt} out of range 0..{ATTEMPTS - 1}")
-    return (epoch << 40) + (batch_id + 1) * ATTEMPTS + attempt
+def decode_version(version: int) -> tuple[int, int]:
+    return version >> EPOCH_SHIFT, version & ((1 << EPOCH_SHIFT) - 1)
 
 
 class Lease(Protocol):
@@ -132,8 +131,9 @@ class Fence:
         if current != self.epoch:
             raise Fenced(f"{self.job}: epoch {self.epoch} was superseded by epoch {current}; stopping")
 
-    def version(self, batch_id: int, attempt: int = 0) -> int:
-        return txn_version(self.epoch, batch_id, attempt)
+    def position(self, batch_id: int) -> int:
+        """A micro-batch's position in the job's transaction versions (0 means none yet)."""
+        return batch_id + 1
 
 
 def lease_for(checkpoint_root: str, dsn: str | None) -> Lease:

@@ -20,14 +20,28 @@ def domains(settings: Settings) -> Domains:
     return Domains.from_conf(settings.domains)
 
 
+def reference(spark: SparkSession, settings: Settings, local: bool = False) -> tuple[DataFrame, DataFrame]:
+    """The campaigns and ads tables; `local`: read once into the plan (a stream that runs for days
+    must not rescan them every micro-batch; they change only with a deploy, which restarts it)."""
+    tables = [lake.read(spark, settings, table) for table in (CAMPAIGNS, ADS)]
+    if not local:
+        return tables[0], tables[1]
+    campaigns, ads = (spark.createDataFrame(t.collect(), t.schema) for t in tables)
+    return campaigns, ads
+
+
 def classify_records(
-    spark: SparkSession, settings: Settings, raw: DataFrame, poison: DataFrame | None = None
+    spark: SparkSession,
+    settings: Settings,
+    raw: DataFrame,
+    poison: DataFrame | None = None,
+    local_reference: bool = False,
 ) -> DataFrame:
     """Bronze-shaped rows -> parsed, typed and classified rows (`reason` null when valid).
 
     `poison`: (source coordinates, reason) of records to quarantine without reading them.
     """
-    campaigns, ads = (lake.read(spark, settings, table) for table in (CAMPAIGNS, ADS))
+    campaigns, ads = reference(spark, settings, local_reference)
     if poison is None:
         return classify(parse_events(faults.poisoned(raw), domains(settings)), campaigns, ads)
     readable = raw.join(F.broadcast(poison.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")

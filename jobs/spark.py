@@ -7,6 +7,7 @@ from Ivy. Under spark-submit the master and jars come from the command line inst
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from jobs.config import REPO_ROOT, Settings
@@ -72,6 +73,11 @@ def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None
     merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
     if not under_spark_submit():
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, before the JVM starts
+        # Python workers (applyInArrow) run this interpreter and import the project's packages.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if str(REPO_ROOT) not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), *paths]))
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(jar_paths(settings.remote))
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)

@@ -5,6 +5,7 @@ Tables and checkpoints go through Spark; this is for the few plain files around 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -23,6 +24,30 @@ def _s3(settings: Settings):
         aws_access_key_id=conf.get("spark.hadoop.fs.s3a.access.key"),
         aws_secret_access_key=conf.get("spark.hadoop.fs.s3a.secret.key"),
     )
+
+
+def delta_table(settings: Settings, name: str, namespace: str = "main"):
+    """A Delta table of the lake as delta-rs reaches it (jobs/commits.py): local paths as they are,
+    s3a:// as s3:// with the same endpoint and keys as Spark's s3a (or the default AWS chain)."""
+    from jobs.commits import Table
+
+    path = settings.table_path(name, namespace)
+    if "://" not in path:
+        return Table(path)
+    conf = settings.spark_conf
+    endpoint = conf.get("spark.hadoop.fs.s3a.endpoint")
+    options = {
+        "AWS_REGION": conf.get("spark.hadoop.fs.s3a.endpoint.region") or os.environ.get("AWS_REGION", ""),
+        # Commits are written with S3's conditional put (If-None-Match): two writers can never both
+        # create the same log entry, which is what fencing relies on (docs/cloud.md).
+        "AWS_CONDITIONAL_PUT": "etag",
+    }
+    if endpoint:
+        options.update(AWS_ENDPOINT_URL=endpoint, AWS_ALLOW_HTTP=str(endpoint.startswith("http://")).lower())
+    for key, option in (("access.key", "AWS_ACCESS_KEY_ID"), ("secret.key", "AWS_SECRET_ACCESS_KEY")):
+        if conf.get(f"spark.hadoop.fs.s3a.{key}"):
+            options[option] = conf[f"spark.hadoop.fs.s3a.{key}"]
+    return Table("s3://" + path.split("://", 1)[1], {k: v for k, v in options.items() if v})
 
 
 def _split(uri: str) -> tuple[str, str]:

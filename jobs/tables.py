@@ -59,12 +59,11 @@ SILVER = TableDef(
         "user_id STRING, session_id STRING, campaign_id STRING, ad_id STRING, "
         f"price DECIMAL(10,2), {SOURCE_COLUMNS}"
     ),
-    # A copy of an event carries the event's own time (a retry re-sends the payload), so all
-    # copies share event_date: keying on it lets each MERGE read only the days a batch touches,
-    # and a batch costs the same however long the history is (README: history independence).
-    key=("event_id", "event_date"),
+    # One row per event id across all history, whatever time its copies carry (a retry may
+    # re-stamp it): the stream's engine state remembers every id (streaming/plan.py).
+    key=("event_id",),
     partition_by=("event_date",),
-    # Deduplicated by insert-only MERGE: a row, once in, never changes.
+    # Only appended: a row, once in, never changes.
     properties={"delta.appendOnly": "true"},
 )
 
@@ -76,6 +75,14 @@ QUARANTINE = TableDef(
 # Reasons of records the stream isolated because they made a micro-batch fail (streaming/poison.py):
 # the batch rebuild quarantines the same records unread, so both sides agree.
 POISON_PREFIX = "poison:"
+
+# What the stream's engine state must remember after a reset (streaming/reset.py): each event id
+# accepted, with the user tuple it counts in. Written once per reset, read once by the stream.
+SEED = TableDef(
+    name="seed",
+    ddl="event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, campaign_id STRING",
+    key=("event_id",),
+)
 
 CAMPAIGNS = TableDef(
     name="campaigns",
@@ -110,7 +117,7 @@ USER_SESSIONS = TableDef(
     partition_by=("session_date",),
 )
 
-ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, SEED, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
 REFERENCE = (CAMPAIGNS, ADS)
 GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 

@@ -140,28 +140,35 @@ def poison_reasons(spark, found: list[tuple[Span, str]]) -> DataFrame:
     return spark.createDataFrame(rows, "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING")
 
 
-KEEP = 50  # isolations kept in the record, newest last
+KEEP = 50  # isolations kept in the record, newest last (the poison list itself is never trimmed)
 
 
 def record_uri(settings: Settings) -> str:
-    """Where refine keeps its isolations for `make stream-status` (a few KB of JSON)."""
+    """Where the stream keeps its poison list and isolations (a few KB of JSON): it reads the list
+    when it starts its query, `make stream-status` shows it."""
     return f"{settings.reports_root.rstrip('/')}/streaming/poison.json"
 
 
 def read_record(settings: Settings) -> dict:
     uri = record_uri(settings)
     if not storage.exists(settings, uri):
-        return {"records": 0, "coordinates": [], "isolations": []}
+        return {"records": 0, "poison": [], "isolations": []}
     return json.loads(storage.read_text(settings, uri))
 
 
+def recorded(settings: Settings) -> list[tuple[str, int, int, str]]:
+    """(topic, partition, offset, reason) of every record isolated so far, once each."""
+    return [tuple(entry) for entry in read_record(settings)["poison"]]
+
+
 def record_isolation(settings: Settings, batch_id: int, found: list[tuple[Span, str]], seconds: float) -> None:
-    """Add one isolation to the record (refine is its only writer). A replayed batch isolates the
-    same records again: `records` counts distinct ones."""
+    """Add one isolation to the record (the stream is its only writer). A replayed batch isolates
+    the same records again: the poison list holds each once."""
     record = read_record(settings)
-    seen = {tuple(c) for c in record["coordinates"]} | {(s.topic, s.partition, s.first) for s, _ in found}
-    record["coordinates"] = sorted(seen)
-    record["records"] = len(seen)
+    poison = {tuple(entry[:3]): entry[3] for entry in record["poison"]}
+    poison.update({(s.topic, s.partition, s.first): f"{POISON_PREFIX}{error}" for s, error in found})
+    record["poison"] = [[*coordinates, reason] for coordinates, reason in sorted(poison.items())]
+    record["records"] = len(poison)
     record["isolations"] = [
         *record["isolations"][-(KEEP - 1) :],
         {

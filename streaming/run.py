@@ -1,78 +1,87 @@
-"""Run the streaming queries, continuously or until caught up; reset a checkpoint.
+"""Run the streaming query, continuously or until caught up; reset its checkpoint.
 
-    python -m streaming run [--until-caught-up] [--trigger-seconds S]
-                            [--max-offsets-per-trigger N] [--max-files-per-trigger N]
+    python -m streaming run [--until-caught-up] [--trigger-seconds S] [--max-offsets-per-trigger N]
     python -m streaming run --standby [...]   # warm, takes over when the active instance exits
-    python -m streaming reset --query {ingest,refine}
+    python -m streaming reset                 # rebuild from bronze, new checkpoint (streaming/reset.py)
 
-Also runs as `spark-submit streaming/run.py ...`.
+One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-batch at a time
+(streaming/plan.py, streaming/microbatch.py). Also runs as `spark-submit streaming/run.py ...`.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-from jobs import lake
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import commits, lake, storage
 from jobs.config import Settings, load_settings
-from jobs.fencing import EXIT_FENCED, Fence, claim_version, lease_for, local_root
+from jobs.fencing import EXIT_FENCED, Fence, lease_for, local_root
 from jobs.kafka_admin import topic_partitions
 from jobs.reference import ensure_reference
 from jobs.sinks import postgres
 from jobs.spark import build_session
-from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, REFERENCE, SILVER, USER_SESSIONS, ensure_tables
-from streaming.queries import QUERIES, Knobs, start_ingest, start_refine
+from jobs.tables import BRONZE, REFERENCE, ensure_tables
+from streaming import checkpoint, poison
+from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
+from streaming.plan import Source, events_plan
 from streaming.standby import ActiveLock, wait_for_turn
 
-# The Delta tables each query writes: claimed with the new epoch before its first batch.
-WRITES = {"ingest": (BRONZE,), "refine": (QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+QUERY = "events"
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Execution knobs. None may change a gold row (DESIGN.md invariant 6)."""
+
+    until_caught_up: bool = False
+    trigger_seconds: float = 0.0  # 0: the next micro-batch starts as soon as the last one is done
+    max_offsets_per_trigger: int | None = None
 
 
 def prepare(spark, settings: Settings) -> None:
-    """Tables exist and the reference data is loaded before any query starts."""
+    """Tables exist and the reference data is loaded before the query starts."""
     ensure_tables(spark, settings)
     ensure_reference(spark, settings)
 
 
 def _lease(settings: Settings):
-    """Where this job's epochs live: PostgreSQL when a sink database is configured, else files."""
+    """Where the job's epochs live: PostgreSQL when a sink database is configured, else files."""
     return lease_for(local_root(settings), postgres.configured()[0])
 
 
-def take_over(spark, settings: Settings, queries: list[str]) -> tuple[dict[str, Fence], list]:
-    """New epochs for this instance's queries; every table they write claimed with them.
+def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.PostgresSink]]:
+    """A new epoch for this instance; every table the query writes claimed with it.
 
-    From here on an older instance of the same queries cannot commit (jobs/fencing.py).
-    """
+    From here on an older instance cannot commit (jobs/fencing.py, jobs/commits.py)."""
     dsn, guarantees = postgres.configured()
     if dsn:
         postgres.create_tables(dsn)
-    lease = _lease(settings)
-    fences = {name: Fence.start(lease, name) for name in queries}
-    claims = [
-        (table, settings.table_path(table.name), (name, claim_version(fences[name].epoch)))
-        for name in queries
-        for table in WRITES[name]
-    ]
-    with ThreadPoolExecutor(len(claims)) as pool:  # independent tables: claim them at once
-        list(pool.map(lambda c: lake.claim(spark, *c), claims))
-    sinks = [postgres.PostgresSink(dsn, g, fences["refine"]) for g in guarantees] if dsn and "refine" in fences else []
-    epochs = ", ".join(f"{name} epoch {fence.epoch}" for name, fence in fences.items())
-    print(f"[streaming] {epochs}; PostgreSQL sinks: {', '.join(guarantees) if sinks else 'none'}", flush=True)
-    return fences, sinks
+    fence = Fence.start(_lease(settings), QUERY)
+    tables = [storage.delta_table(settings, t.name) for t in WRITES]
+    with ThreadPoolExecutor(len(tables)) as pool:  # independent tables: claim them at once
+        list(pool.map(lambda table: commits.claim(table, app_id, fence.epoch), tables))
+    sinks = [postgres.PostgresSink(dsn, g, fence) for g in guarantees] if dsn else []
+    print(
+        f"[streaming] {QUERY} epoch {fence.epoch}; PostgreSQL sinks: {', '.join(guarantees) if sinks else 'none'}",
+        flush=True,
+    )
+    return fence, sinks
 
 
 # Three layers refuse a stale instance's commit: our epoch checks (Fenced), Spark's checkpoint
-# logs (an offset or commit file the newer instance already wrote), Delta's transaction ids.
+# logs (an offset or commit file the newer instance already wrote), delta-rs's transaction check.
 REFUSALS = {
     "Fenced": "the epoch lease",
     "CONCURRENT_STREAM_LOG_UPDATE": "the streaming checkpoint log",
-    "ConcurrentTransactionException": "Delta's transaction ids",
+    "Concurrent transaction": "Delta's transaction ids",
 }
 
 
@@ -81,157 +90,159 @@ def _refused_by(exc: BaseException) -> str | None:
     return next((layer for marker, layer in REFUSALS.items() if marker in text), None)
 
 
-def _report(query, started: float) -> None:
-    progress = query.lastProgress
-    if progress:
-        print(
-            f"[{query.name}] batch {progress['batchId']}: {progress['numInputRows']} rows, "
-            f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s "
-            f"(t+{time.monotonic() - started:.0f} s)",
-            flush=True,
-        )
+def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[int]) -> str:
+    """Where a new checkpoint starts reading Kafka: right after what bronze already holds.
+
+    So a new checkpoint (after a reset, or a lost one) never writes an offset into bronze twice."""
+    bronze = lake.read(spark, settings, BRONZE).where(F.col("kafka_topic") == settings.topic)
+    done = {
+        r.kafka_partition: r.last + 1
+        for r in bronze.groupBy("kafka_partition").agg(F.max("kafka_offset").alias("last")).collect()
+    }
+    return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
+
+
+def _poison_frame(spark: SparkSession, settings: Settings) -> DataFrame | None:
+    """The records isolated as poison so far: the reading quarantines them unread."""
+    rows = poison.recorded(settings)
+    schema = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING"
+    return spark.createDataFrame(rows, schema) if rows else None
+
+
+def start_query(spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source):
+    plan = events_plan(spark, settings, source, _poison_frame(spark, settings))
+    writer = (
+        plan.writeStream.queryName(QUERY)
+        .foreachBatch(batch)
+        .option("checkpointLocation", settings.checkpoint_path(QUERY))
+    )
+    if knobs.until_caught_up:
+        return writer.trigger(availableNow=True).start()
+    return writer.trigger(processingTime=f"{knobs.trigger_seconds} seconds").start()
+
+
+def warm_up(spark, settings: Settings) -> None:
+    """What a restarted driver would do first, done ahead: load the tables' logs and run a tiny
+    job on each, so the JVM has compiled the paths a batch takes."""
+    for table in (BRONZE, *REFERENCE):
+        lake.read(spark, settings, table).limit(1).collect()
+    for table in WRITES:
+        storage.delta_table(settings, table.name).refresh()
+
+
+def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
+    began = time.monotonic()
+    warm_up(spark, settings)
+    print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
+    wait_for_turn(lock, _lease(settings), [QUERY], refresh=lambda: warm_up(spark, settings))
+    print("[standby] the active instance is gone: taking over", flush=True)
+
+
+def _write_catch_up(settings: Settings, stats: dict) -> None:
+    storage.write_text(
+        settings, f"{settings.reports_root.rstrip('/')}/streaming/last-catch-up.json", json.dumps(stats, indent=2)
+    )
 
 
 def _await(query, started: float, every: float = 10.0) -> int:
-    """Wait for an availableNow query, reporting progress; returns the rows it processed."""
-    rows = 0
-    seen: set[int] = set()
+    """Wait for an availableNow query, reporting progress; returns the records it read from Kafka."""
+    records, seen = 0, set()
     while True:
         done = query.awaitTermination(every)
         for progress in query.recentProgress:
             if progress["batchId"] not in seen:
                 seen.add(progress["batchId"])
-                rows += progress["numInputRows"]
-        _report(query, started)
+                records += sum(s["numInputRows"] for s in progress["sources"] if "Kafka" in s["description"])
+        progress = query.lastProgress
+        if progress:
+            print(
+                f"[{QUERY}] batch {progress['batchId']}: {records:,} records so far, "
+                f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s (t+{time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
         if done:
-            return rows
+            return records
 
 
-def _write_catch_up(settings: Settings, stats: dict) -> None:
-    folder = Path(settings.reports_root) / "streaming"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "last-catch-up.json").write_text(json.dumps(stats, indent=2))
+def _run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, started: float) -> int:
+    """Run until caught up or stopped; a poison isolation restarts the query (the batch is read
+    again with the poison quarantined unread)."""
+    while True:
+        query = start_query(spark, settings, knobs, batch, source)
+        try:
+            if knobs.until_caught_up:
+                records = _await(query, started)
+                seconds = time.monotonic() - started
+                _write_catch_up(settings, {"seconds": round(seconds, 2), "records": records})
+                print(f"[streaming] caught up in {seconds:.1f} s: {records:,} records", flush=True)
+            else:
+                query.awaitTermination()
+            return 0
+        except Exception as exc:
+            if PoisonIsolated.__name__ not in str(exc):
+                raise
+            print(f"[streaming] restarting the query: {exc}".splitlines()[0], flush=True)
+        finally:
+            query.stop()
 
 
-def warm_up(spark, settings: Settings, queries: list[str]) -> None:
-    """What a restarted driver would do first, done ahead: load every table's Delta log and run
-    a tiny job on each, so the JVM has compiled the paths a batch takes."""
-    tables = {t.name: t for t in (BRONZE, *REFERENCE, *(table for name in queries for table in WRITES[name]))}
-    for table in tables.values():
-        lake.read(spark, settings, table).limit(1).collect()
-
-
-def stand_by(spark, settings: Settings, queries: list[str], lock: ActiveLock) -> None:
+def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
     began = time.monotonic()
-    warm_up(spark, settings, queries)
-    print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
-    wait_for_turn(lock, _lease(settings), queries, refresh=lambda: warm_up(spark, settings, queries))
-    print("[standby] the active instance is gone: taking over", flush=True)
-
-
-def run(settings: Settings, knobs: Knobs, queries: list[str], standby: bool = False) -> int:
-    began = time.monotonic()
-    lock = ActiveLock.for_job(settings, queries)
+    lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
         lock.hold()  # first thing: a standby must not mistake this instance's start-up for a vacancy
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     if standby:
-        stand_by(spark, settings, queries, lock)
+        stand_by(spark, settings, lock)
         began = time.monotonic()  # from here on it is a start like any other, only warm
-    started = time.monotonic()
-    partitions = topic_partitions(settings) if "ingest" in queries else []
-    if "ingest" in queries and not partitions:
+    partitions = topic_partitions(settings)
+    if not partitions:
         print(f"topic {settings.topic} not found at {settings.kafka_bootstrap}", file=sys.stderr)
         return 2
-    # Without guarantees (benchmarks only) nothing is fenced or delivered to PostgreSQL.
-    fences, sinks = take_over(spark, settings, queries) if knobs.guarantees else ({}, [])
+    started = time.monotonic()
+    generation = checkpoint.ensure_id(settings, QUERY)
+    app_id = f"{QUERY}-{generation}"
+    fence, sinks = take_over(settings, app_id)
+    new = not checkpoint.has_offsets(settings, QUERY)
+    source = Source(
+        starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
+        max_offsets_per_trigger=knobs.max_offsets_per_trigger,
+    )
     print(
         f"[streaming] ready in {time.monotonic() - began:.1f} s "
         f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
         flush=True,
     )
-    starters = {
-        "ingest": lambda: start_ingest(spark, settings, knobs, partitions, fences.get("ingest")),
-        "refine": lambda: start_refine(spark, settings, knobs, fences.get("refine"), sinks),
-    }
+    batch = MicroBatch(settings, fence, sinks, app_id=app_id)
     try:
-        return _run_queries(spark, settings, knobs, queries, starters, started)
+        return _run_query(spark, settings, knobs, batch, source, started)
     except Exception as exc:
         layer = _refused_by(exc)
         if layer is None:
             raise
-        epochs = ", ".join(f"{n} epoch {f.epoch}" for n, f in fences.items())
         print(
             f"FENCED: a newer instance of this streaming job has started; {layer} refused this one's "
-            f"commit ({epochs}). It stops without committing anything more.",
+            f"commit ({QUERY} epoch {fence.epoch}). It stops without committing anything more.",
             file=sys.stderr,
             flush=True,
         )
         return EXIT_FENCED
 
 
-def _run_queries(spark, settings: Settings, knobs: Knobs, queries: list[str], starters: dict, started: float) -> int:
-    if knobs.until_caught_up:
-        # One after the other: refine's snapshot of bronze must include all that ingest wrote.
-        rows = {name: _await(starters[name](), started) for name in queries}
-        seconds = time.monotonic() - started
-        _write_catch_up(settings, {"seconds": round(seconds, 2), "rows": rows})
-        print(f"[streaming] caught up in {seconds:.1f} s: {rows}", flush=True)
-        return 0
-    for name in queries:
-        starters[name]()
-    try:
-        spark.streams.awaitAnyTermination()
-    finally:
-        for query in spark.streams.active:
-            query.stop()
-    return 0
-
-
-def reset(settings: Settings, query: str) -> int:
-    """Move a checkpoint aside; the next run bootstraps that query from bronze, idempotently."""
-    spark = build_session("eo-streaming-reset", settings)
-    checkpoint = settings.checkpoint_path(query)
-    if not lake.exists(spark, checkpoint):
-        print(f"{query}: no checkpoint at {checkpoint}; nothing to reset")
-        return 0
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    archived = f"{checkpoint}.reset-{stamp}"
-    lake.rename(spark, checkpoint, archived)
-    dsn, _ = postgres.configured()
-    if query == "refine" and dsn:
-        postgres.reset(dsn, "refine")  # bronze is delivered again from its start
-        print("refine: PostgreSQL sink tables emptied; the replay delivers everything again")
-    follow_up = {
-        "ingest": "ingest restarts from the Kafka offsets right after the last one in bronze",
-        "refine": "refine replays bronze from its start; its MERGEs skip what is already there",
-    }
-    print(f"{query}: checkpoint moved to {archived}; {follow_up[query]}")
-    return 0
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m streaming", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    run_cmd = commands.add_parser("run", help="run the streaming queries")
+    run_cmd = commands.add_parser("run", help="run the streaming query")
     run_cmd.add_argument("--until-caught-up", action="store_true", help="availableNow, then exit")
-    run_cmd.add_argument("--trigger-seconds", type=float, default=5.0)
+    run_cmd.add_argument("--trigger-seconds", type=float, default=0.0)
     run_cmd.add_argument("--max-offsets-per-trigger", type=int)
-    run_cmd.add_argument("--max-files-per-trigger", type=int)
-    run_cmd.add_argument(
-        "--no-guarantees",
-        action="store_true",
-        help="benchmark baseline: plain appends, no dedup, no fencing; gold is NOT exact",
-    )
-    run_cmd.add_argument("--queries", default=",".join(QUERIES), help="comma-separated subset")
     run_cmd.add_argument(
         "--standby",
         action="store_true",
         help="start warm, wait for the active instance to exit, then take over (streaming/standby.py)",
     )
-    reset_cmd = commands.add_parser("reset", help="move a checkpoint aside (documented bootstrap)")
-    reset_cmd.add_argument("--query", choices=QUERIES, required=True)
+    commands.add_parser("reset", help="rebuild from bronze and start a new checkpoint (streaming/reset.py)")
     return parser.parse_args(argv)
 
 
@@ -239,23 +250,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     settings = load_settings()
     if args.command == "reset":
-        return reset(settings, args.query)
-    queries = [q for q in args.queries.split(",") if q]
-    unknown = set(queries) - set(QUERIES)
-    if unknown:
-        print(f"unknown queries {sorted(unknown)}; choose from {QUERIES}", file=sys.stderr)
-        return 2
+        from streaming.reset import reset
+
+        return reset(settings)
     knobs = Knobs(
         until_caught_up=args.until_caught_up,
         trigger_seconds=args.trigger_seconds,
         max_offsets_per_trigger=args.max_offsets_per_trigger,
-        max_files_per_trigger=args.max_files_per_trigger,
-        guarantees=not args.no_guarantees,
     )
-    if args.standby and (knobs.until_caught_up or not knobs.guarantees):
-        print("--standby is for the continuous, fenced job (not --until-caught-up, --no-guarantees)", file=sys.stderr)
+    if args.standby and knobs.until_caught_up:
+        print("--standby is for the continuous job (not --until-caught-up)", file=sys.stderr)
         return 2
-    return run(settings, knobs, queries, standby=args.standby)
+    return run(settings, knobs, standby=args.standby)
 
 
 if __name__ == "__main__":

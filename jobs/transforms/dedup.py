@@ -1,8 +1,9 @@
-"""Deduplication by silver's key (event_id within its event day): the lowest source coordinates win.
+"""Deduplication by event id, across all history: the copy with the lowest source coordinates wins.
 
 Producers key messages by event_id, so every copy of an event sits in one Kafka partition and
-"lowest (partition, offset)" is also "first seen by the stream"; stream and batch therefore pick
-the same copy however the log is cut into micro-batches.
+"lowest (partition, offset)" is also "first seen by the stream". The batch rebuild picks that
+copy with `first_copies`; the stream keeps the first copy its engine state sees
+(streaming/plan.py), which is the same one.
 """
 
 from __future__ import annotations

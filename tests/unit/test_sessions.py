@@ -1,16 +1,28 @@
 import datetime as dt
+import random
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
+from jobs.commits import DELETE_FLAG
 from jobs.tables import USER_SESSIONS
-from jobs.transforms.sessions import sessionize
+from jobs.transforms.sessions import SESSION_KEY, as_intervals, sessionize, updated_sessions, user_sessions
 
 pytestmark = pytest.mark.unit
 
-T0 = dt.datetime(2026, 11, 20, 23, 50, 0)
+T0 = dt.datetime(2026, 11, 20, 23, 50, 0, tzinfo=dt.UTC)
 SCHEMA = "event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, price DECIMAL(10,2)"
+ARROW = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("event_type", pa.string()),
+        ("event_time", pa.timestamp("us", tz="UTC")),
+        ("user_id", pa.string()),
+        ("price", pa.decimal128(10, 2)),
+    ]
+)
 
 
 def at(minutes: float) -> dt.datetime:
@@ -35,10 +47,65 @@ def test_a_gap_of_exactly_30_minutes_starts_a_new_session(spark):
         ],
         USER_SESSIONS.ddl,
     )
-    assertDataFrameEqual(sessionize(events), expected)
+    assertDataFrameEqual(user_sessions(events), expected)
 
 
 def test_sessions_cross_midnight_and_are_dated_by_their_start(spark):
     events = spark.createDataFrame([("1", "click", at(5), "u1", None), ("2", "click", at(25), "u1", None)], SCHEMA)
-    (row,) = sessionize(events).collect()
+    (row,) = user_sessions(events).collect()
     assert row.session_date == dt.date(2026, 11, 20) and row.session_end.date() == dt.date(2026, 11, 21)
+
+
+def random_events(rng: random.Random, n: int) -> pa.Table:
+    """Events of a few users over a day, in random (late, out-of-order) arrival order."""
+    rows = []
+    for i in range(n):
+        kind = rng.choice(["impression", "click", "purchase"])
+        price = Decimal(rng.randint(0, 10**5)) / 100 if kind == "purchase" else None
+        rows.append((f"e{i}", kind, at(rng.uniform(0, 24 * 60)), f"u{rng.randint(0, 3)}", price))
+    return pa.Table.from_pylist([dict(zip(ARROW.names, r, strict=True)) for r in rows], ARROW)
+
+
+def apply(stored: dict, changes: pa.Table) -> None:
+    for row in changes.to_pylist():
+        key = tuple(row[k] for k in SESSION_KEY)
+        if row.pop(DELETE_FLAG):
+            del stored[key]
+        else:
+            stored[key] = row
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_merging_micro_batches_into_stored_sessions_equals_recomputing_everything(seed):
+    """The stream's step under any lateness and any cut of the log into micro-batches."""
+    rng = random.Random(seed)
+    events = random_events(rng, 400)
+    cuts = sorted(rng.sample(range(1, 400), rng.randint(1, 12)))
+    stored: dict = {}
+    for lo, hi in zip([0, *cuts], [*cuts, 400], strict=True):
+        current = pa.Table.from_pylist(list(stored.values()), sessionize(as_intervals(events)).schema)
+        apply(stored, updated_sessions(current, events.slice(lo, hi - lo)))
+    whole = {tuple(r[k] for k in SESSION_KEY): r for r in sessionize(as_intervals(events)).to_pylist()}
+    assert stored == whole
+
+
+def test_a_late_event_between_two_sessions_joins_them_and_deletes_the_later_one():
+    first = pa.Table.from_pylist(
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("a", "click", at(0), "u1", None)]], ARROW
+    )
+    second = pa.Table.from_pylist(
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("b", "click", at(50), "u1", None)]], ARROW
+    )
+    stored = sessionize(as_intervals(pa.concat_tables([first, second])))
+    assert stored.num_rows == 2
+    late = pa.Table.from_pylist(
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("c", "purchase", at(25), "u1", Decimal("1.25"))]],
+        ARROW,
+    )
+    changes = updated_sessions(stored, late).to_pylist()
+    upserts = [c for c in changes if not c[DELETE_FLAG]]
+    deletes = [c for c in changes if c[DELETE_FLAG]]
+    assert [(u["session_start"], u["session_end"], u["events"], u["revenue"]) for u in upserts] == [
+        (at(0), at(50), 3, Decimal("1.25"))
+    ]
+    assert [d["session_start"] for d in deletes] == [at(50)]

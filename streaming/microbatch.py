@@ -1,0 +1,210 @@
+"""One micro-batch of the streaming query: its rows (streaming/plan.py) committed to every table.
+
+    B rows -> bronze         (append)
+    Q rows -> quarantine     (append)
+    E rows -> silver         (append)
+    E + U  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
+    E      -> user_sessions  (the stored sessions the new events reach, merged with them)
+
+Each commit is exactly-once on its own (jobs/commits.py): it carries this instance's epoch and
+the batch's position, a replay after a crash skips what was committed, and a stale instance
+cannot commit at all. The five commits are independent, so they run at once.
+
+The rows reach Python as one Arrow table (one Spark job for the whole batch: the reading and
+the engine state run in it). The gold arithmetic runs on Arrow, with the same functions the
+batch rebuild uses (jobs/transforms/); delta-rs commits in milliseconds where a Spark MERGE
+costs seconds on this machine (docs/hot-path.md).
+
+A batch that fails in the reading because of its data is cut down to the records that make it
+fail (streaming/poison.py): they are recorded as poison and the query is restarted, so that
+the batch is read again with them quarantined unread.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from pyspark.sql import DataFrame
+
+from jobs import commits, faults, storage
+from jobs.commits import Txn
+from jobs.config import Settings
+from jobs.fencing import Fence
+from jobs.reading import classify_records
+from jobs.sinks.postgres import PostgresSink
+from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from jobs.transforms.metrics import METRIC_KEY, minute_metrics
+from jobs.transforms.sessions import GAP, SESSION_KEY, updated_sessions
+from streaming import poison
+from streaming.plan import raw_records
+
+# The tables one micro-batch writes: claimed with a new epoch before the first batch.
+WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+METRIC_VALUES = ("events", "distinct_users", "revenue")
+
+
+class PoisonIsolated(RuntimeError):
+    """Records were recorded as poison: the query restarts and reads the batch again without them."""
+
+
+class StepTimer:
+    """Seconds per step of one micro-batch, for the progress line."""
+
+    def __init__(self) -> None:
+        self.started = self.last = time.monotonic()
+        self.steps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.steps[name] = now - self.last
+        self.last = now
+
+    def __str__(self) -> str:
+        laps = " ".join(f"{k} {v:.2f}" for k, v in self.steps.items())
+        return f"{time.monotonic() - self.started:.2f} s: {laps}"
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A micro-batch's rows by kind."""
+
+    bronze: pa.Table
+    quarantine: pa.Table
+    events: pa.Table
+    users: pa.Table
+
+    @classmethod
+    def of(cls, rows: pa.Table) -> Parts:
+        kind = rows["_kind"]
+        return cls(*(rows.filter(pc.equal(kind, k)) for k in ("B", "Q", "E", "U")))
+
+    @property
+    def duplicates(self) -> int:
+        """Valid records whose event was already accepted (in this batch or before)."""
+        return self.bronze.num_rows - self.quarantine.num_rows - self.events.num_rows
+
+
+def _dates(column: pa.ChunkedArray) -> str:
+    return ", ".join(f"'{d}'" for d in sorted({str(d) for d in pc.unique(column).to_pylist()}))
+
+
+@dataclass
+class MicroBatch:
+    """The foreachBatch function of the streaming query."""
+
+    settings: Settings
+    fence: Fence | None = None
+    sinks: list[PostgresSink] = field(default_factory=list)
+    app_id: str = "events"
+    log_progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.tables = {t.name: storage.delta_table(self.settings, t.name) for t in WRITES}
+
+    def txn(self, batch_id: int) -> Txn:
+        """Without a fence (tests, tools) epoch 0: replays are still skipped."""
+        epoch = self.fence.epoch if self.fence else 0
+        return Txn(self.app_id, epoch, batch_id + 1)
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        if self.fence:
+            self.fence.check()
+        timer = StepTimer()
+        try:
+            rows = batch.toArrow()  # the whole micro-batch in one Spark job: reading, engine state
+        except Exception as exc:
+            if not poison.may_be_data(exc):
+                raise
+            self.isolate(batch, batch_id, exc)
+        timer.lap("read")
+        parts = Parts.of(rows)
+        increments = minute_metrics(parts.events, parts.users)
+        self.commit(parts, increments, self.txn(batch_id), timer)
+        faults.point("events.after_delta_commit")
+        if self.sinks and increments.num_rows:
+            delivered = increments.select([*METRIC_KEY, "events", "revenue"]).to_pylist()
+            for sink in self.sinks:
+                sink.deliver(batch_id, [tuple(row.values()) for row in delivered])
+            timer.lap("postgres")
+        if self.log_progress:
+            print(
+                f"[events] batch {batch_id}: {parts.bronze.num_rows} records -> quarantine "
+                f"{parts.quarantine.num_rows}, silver +{parts.events.num_rows}, duplicates {parts.duplicates}, "
+                f"metrics {increments.num_rows} keys ({timer})",
+                flush=True,
+            )
+
+    def commit(self, parts: Parts, increments: pa.Table, txn: Txn, timer: StepTimer) -> None:
+        """The five commits at once; the first error, if any, is raised once all have ended."""
+        t = self.tables
+        work = {
+            "bronze": lambda: commits.append(t[BRONZE.name], parts.bronze, txn),
+            "quarantine": lambda: commits.append(t[QUARANTINE.name], parts.quarantine, txn),
+            "silver": lambda: commits.append(t[SILVER.name], parts.events, txn),
+            "metrics": lambda: self.add_metrics(increments, txn),
+            "sessions": lambda: self.merge_sessions(parts.events, txn),
+        }
+        with ThreadPoolExecutor(len(work)) as pool:
+            futures = {name: pool.submit(step) for name, step in work.items()}
+        for future in futures.values():
+            future.result()
+        timer.lap("commit")
+
+    def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
+        where = f"t.window_date IN ({_dates(increments['window_date'])})" if increments.num_rows else None
+        table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
+        return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
+
+    def merge_sessions(self, events: pa.Table, txn: Txn) -> bool:
+        """Read the stored sessions the new events can reach, merge, commit what changed."""
+        table = self.tables[USER_SESSIONS.name]
+        if not commits.should_commit(table, txn):
+            return False
+        stored = stored_sessions(table, events)
+        changes = updated_sessions(stored, events)
+        where = f"t.session_date IN ({_dates(changes['session_date'])})" if changes.num_rows else None
+        return commits.apply_changes(table, changes, SESSION_KEY, txn, where, checked=True)
+
+    # -- poison records ------------------------------------------------------------------------
+    def dry_read(self, rows: DataFrame) -> None:
+        """The reading of some records (one Spark job), with nothing written."""
+        classify_records(rows.sparkSession, self.settings, rows).write.format("noop").mode("overwrite").save()
+
+    def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> None:
+        """Find the records that make the reading fail, record them, and have the query restart."""
+        spark = batch.sparkSession
+        print(
+            f"[events] batch {batch_id} failed ({poison.error_class(error)}); "
+            "looking for the records that cause it, by bisection",
+            flush=True,
+        )
+        began = time.monotonic()
+        records = spark.createDataFrame(raw_records(batch).toArrow()).persist()
+        try:
+            found = poison.find_poison(records, [self.dry_read])
+        finally:
+            records.unpersist()
+        if not found:
+            print(f"[events] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
+            raise error
+        seconds = time.monotonic() - began
+        poison.record_isolation(self.settings, batch_id, found, seconds)
+        where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
+        print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
+        raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")
+
+
+def stored_sessions(table: commits.Table, events: pa.Table) -> pa.Table:
+    """The stored sessions of the events' users that can still reach them (files skipped by their
+    statistics: a session that ended before the earliest new event minus the gap cannot)."""
+    schema = table.schema()
+    if events.num_rows == 0:
+        return schema.empty_table()
+    earliest = pc.subtract(pc.min(events["event_time"]), pa.scalar(GAP, pa.duration("us")))
+    reach = (ds.field("session_end") >= earliest) & ds.field("user_id").isin(pc.unique(events["user_id"]))
+    return table.current.to_pyarrow_dataset().to_table(filter=reach).cast(schema)

@@ -1,0 +1,161 @@
+"""The streaming query's plan: Kafka records in, one row per thing to commit out.
+
+Every micro-batch yields rows of four kinds (`_kind`), from one read of Kafka (`_source` says
+whether a row is the record itself or comes from its reading; see `raw_records`):
+
+- B: every record as it came (bronze: the full log, duplicates and bad records included);
+- Q: a record the strict reading refused (quarantine, with its reason);
+- E: a valid event seen for the first time (silver; gold's metrics and sessions add it);
+- U: a (campaign, type, minute, user) seen for the first time (gold's distinct users).
+
+The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once):
+1. every event id ever accepted: a copy of an event already seen is dropped whatever its time or
+   however late it is. Producers key records by event id, so all copies of an event sit in one
+   Kafka partition, are read by one task in offset order, and the lowest offset is kept: the copy
+   the batch rebuild picks too (jobs/transforms/dedup.py).
+2. every (campaign, type, minute, user) ever counted: each new event becomes an E row and a U row,
+   and the U row survives only if its tuple is new. (E and Q rows carry keys of their own, unique,
+   so they always pass.)
+
+After `streaming reset`, the states are rebuilt from the seed table (the rebuilt silver's ids and
+tuples, streaming/reset.py): seed rows enter both states and are then dropped, so nothing is
+written twice. Kafka is held back while the seed is read, so no live copy can race its original.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs.config import Settings
+from jobs.kafka_admin import spark_kafka_options
+from jobs.reading import classify_records
+from jobs.tables import BRONZE, SEED
+from jobs.transforms.metrics import window_start_column
+
+KINDS = ("B", "Q", "E", "U")
+
+
+def _valid() -> Column:
+    return F.col("reason").isNull()
+
+
+@dataclass(frozen=True)
+class Source:
+    """How the query reads Kafka: where a new checkpoint starts, and how much a batch takes."""
+
+    starting_offsets: str | None = None  # JSON of offsets, for a new checkpoint only
+    max_offsets_per_trigger: int | None = None
+    hold_back: bool = False  # read nothing from Kafka (while the seed is read, after a reset)
+
+
+def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> DataFrame:
+    reader = spark.readStream.format("kafka").options(**spark_kafka_options(settings))
+    reader = reader.option("subscribe", settings.topic)
+    # Loud, not silent, if Kafka's retention deleted records before bronze got them.
+    reader = reader.option("failOnDataLoss", "true")
+    if source.starting_offsets:
+        reader = reader.option("startingOffsets", source.starting_offsets)
+    if source.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(source.max_offsets_per_trigger))
+    if source.hold_back:
+        reader = reader.option("minOffsetsPerTrigger", str(2**62)).option("maxTriggerDelay", "365d")
+    return reader.load().select(
+        F.col("key").cast("string").alias("key"),
+        "value",
+        F.col("topic").alias("kafka_topic"),
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        F.col("timestamp").alias("kafka_timestamp"),
+    )
+
+
+def seed_records(spark: SparkSession, settings: Settings) -> DataFrame:
+    """The seed table as a stream: empty, except right after a reset."""
+    return spark.readStream.format("delta").load(settings.table_path(SEED.name))
+
+
+def _coordinates() -> Column:
+    return F.format_string("%s/%d/%d", "kafka_topic", "kafka_partition", "kafka_offset")
+
+
+def _first_key() -> Column:
+    """State 1's key: the event id of a valid record; the coordinates (unique) of a refused one."""
+    return F.when(_valid(), F.concat(F.lit("E|"), F.col("event_id"))).otherwise(F.concat(F.lit("Q|"), _coordinates()))
+
+
+def _tuple_key() -> Column:
+    """State 2's key: the user tuple of a U row; E and Q rows keep their unique first key."""
+    user_tuple = F.concat_ws("|", F.lit("U"), "campaign_id", "event_type", F.col("window_start").cast("string"), "user_id")
+    return F.when(F.col("_kind") == "U", user_tuple).otherwise(F.col("_first"))
+
+
+def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
+    """Seed rows in the shape of valid readings (no coordinates, no reason), flagged."""
+    present = set(seed.columns)
+    columns = [F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in read.dtypes if c != "_seed"]
+    return seed.select(*columns, F.lit(True).alias("_seed"))
+
+
+def marked(records: DataFrame, read: DataFrame, seed: DataFrame | None = None) -> DataFrame:
+    """The B rows of `records` and the Q, E and U rows of their reading `read` (see the module)."""
+    readings = read.withColumn("_seed", F.lit(False))
+    if seed is not None:
+        readings = readings.unionByName(_as_reading(seed, readings))
+    readings = readings.withColumn("window_start", window_start_column())
+    first = readings.withColumn("_first", _first_key()).dropDuplicates(["_first"])
+    kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
+    exploded = first.withColumn("_kind", F.explode(kinds))
+    new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
+    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed").withColumn("_source", F.lit("reading"))
+    bronze = records.select(F.lit("B").alias("_kind"), F.lit("record").alias("_source"), *BRONZE.columns)
+    return _aligned(bronze).unionByName(_aligned(new))
+
+
+def raw_records(batch: DataFrame) -> DataFrame:
+    """A micro-batch's records alone, without reading them (to find a record that fails the
+    reading). `_source` is a constant in each branch, so this filter drops the reading's branch
+    from the plan: neither the reading nor the engine state runs."""
+    return batch.where(F.col("_source") == "record").select(*BRONZE.columns)
+
+
+# Every kind in one schema; the columns a kind does not have are null.
+OUTPUT = (
+    ("_kind", "string"),
+    ("_source", "string"),
+    ("key", "string"),
+    ("value", "binary"),
+    ("kafka_topic", "string"),
+    ("kafka_partition", "int"),
+    ("kafka_offset", "bigint"),
+    ("kafka_timestamp", "timestamp"),
+    ("raw_value", "string"),
+    ("reason", "string"),
+    ("event_id", "string"),
+    ("event_type", "string"),
+    ("event_time", "timestamp"),
+    ("event_date", "date"),
+    ("user_id", "string"),
+    ("session_id", "string"),
+    ("campaign_id", "string"),
+    ("ad_id", "string"),
+    ("price", "decimal(10,2)"),
+    ("window_start", "timestamp"),
+)
+
+
+def _aligned(frame: DataFrame) -> DataFrame:
+    present = set(frame.columns)
+    return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
+
+
+def events_plan(
+    spark: SparkSession, settings: Settings, source: Source, poison: DataFrame | None = None, seeded: bool = True
+) -> DataFrame:
+    """The whole query: Kafka (and the seed) -> B, Q, E and U rows for one foreachBatch."""
+    records = kafka_records(spark, settings, source)
+    read = classify_records(spark, settings, records, poison, local_reference=True)
+    read = read.withColumn("event_date", F.to_date("event_time"))
+    return marked(records, read, seed_records(spark, settings) if seeded else None)
