@@ -15,8 +15,7 @@ import signal
 import time
 
 POINTS = (
-    "ingest.after_delta_commit",  # bronze committed, streaming commit log not yet written
-    "refine.after_delta_commit",  # silver/gold committed, commit log not yet written
+    "events.after_delta_commit",  # every Delta table committed, streaming commit log not yet written
     "sink.exactly-once.before_commit",  # inside the PostgreSQL transaction, before COMMIT
     "sink.exactly-once.after_commit",  # committed, Spark has not recorded the batch
     "sink.at-least-once.after_commit",

@@ -1,8 +1,10 @@
 """Lake maintenance policy: when VACUUM is safe, and which old reports may go.
 
-VACUUM deletes data files no longer in the latest table version. A streaming query that is
-behind still needs the files of the versions it has not read yet (OPTIMIZE removes the small
-ones it compacted), so the retention must outlast the longest lag a stream can have.
+VACUUM deletes data files no longer in the latest table version. A stream that reads a lake
+table and is behind still needs the files of the versions it has not read yet (OPTIMIZE removes
+the small ones it compacted), so the retention must outlast the longest lag such a reader has.
+The platform's own stream reads Kafka; of the lake it streams only the seed table, after a reset
+(streaming/plan.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from jobs.config import Settings
 from jobs.monitoring import read_checkpoint
-from jobs.tables import BRONZE
+from jobs.tables import SEED
 
 
 class UnsafeRetention(ValueError):
@@ -27,11 +29,17 @@ class RetentionPolicy:
     reasons: dict[str, float]
 
 
-def oldest_unread_commit_age_hours(settings: Settings) -> float:
-    """Age of the oldest bronze commit the refine query has not processed yet (0 if none)."""
-    log = Path(settings.table_path(BRONZE.name)) / "_delta_log"
-    state = read_checkpoint(settings.checkpoint_path("refine"))
-    next_version = int(state.source_offsets[0]["reservoirVersion"]) if state.source_offsets else 0
+def delta_readers(settings: Settings) -> list[tuple[str, str]]:
+    """The streams that read lake tables, as (checkpoint, table)."""
+    return [(settings.checkpoint_path("events"), SEED.name)]
+
+
+def oldest_unread_commit_age_hours(settings: Settings, checkpoint: str, table: str) -> float:
+    """Age of the oldest commit of `table` the stream at `checkpoint` has not read yet (0 if none)."""
+    log = Path(settings.table_path(table)) / "_delta_log"
+    state = read_checkpoint(checkpoint)
+    delta = [s for s in state.source_offsets if "reservoirVersion" in s]
+    next_version = int(delta[0]["reservoirVersion"]) if delta else 0
     unread = sorted(int(p.stem) for p in log.glob("*.json") if p.stem.isdigit() and int(p.stem) >= next_version)
     if not unread:
         return 0.0
@@ -49,7 +57,10 @@ def retention_policy(settings: Settings) -> RetentionPolicy:
     reasons = {
         "delta minimum": m.get("min_retention_hours", 168),
         "longest allowed stream downtime + margin": m.get("max_stream_downtime_hours", 72) + margin,
-        "current refine lag + margin": oldest_unread_commit_age_hours(settings) + margin,
+        "current lag of the lake's readers + margin": max(
+            (oldest_unread_commit_age_hours(settings, *reader) for reader in delta_readers(settings)), default=0.0
+        )
+        + margin,
     }
     return RetentionPolicy(max(reasons.values()), reasons)
 

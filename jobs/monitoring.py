@@ -1,7 +1,6 @@
-"""Streaming health without Spark: read the queries' checkpoints and compare with their sources.
+"""Streaming health without Spark: read the query's checkpoint and compare with Kafka.
 
-- ingest: Kafka end offsets per partition - offsets of the last committed batch = consumer lag;
-- refine: latest bronze version - bronze version of the last committed batch = versions behind;
+- lag: Kafka end offsets per partition - offsets of the last committed batch (records behind);
 - freshness: how long ago the last batch committed.
 Local paths only for now (checkpoints on object storage are read by the cloud runtime's own
 monitoring).
@@ -15,7 +14,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from jobs.config import Settings
-from jobs.tables import BRONZE
 
 
 @dataclass
@@ -57,37 +55,24 @@ class QueryHealth:
     query: str
     last_batch: int | None
     seconds_since_commit: float | None
-    lag: int  # records (ingest) or bronze versions (refine) not yet committed
+    lag: int  # Kafka records not yet committed
     lag_by_partition: dict[str, int] = field(default_factory=dict)
 
 
-def ingest_health(settings: Settings, end_offsets: dict[int, int]) -> QueryHealth:
-    state = read_checkpoint(settings.checkpoint_path("ingest"))
-    done = state.source_offsets[0].get(settings.topic, {}) if state.source_offsets else {}
+def kafka_offsets(state: CheckpointState, topic: str) -> dict:
+    """The Kafka offsets the last committed batch reached, per partition ({} before the first)."""
+    return next((source[topic] for source in state.source_offsets if topic in source), {})
+
+
+def stream_health(settings: Settings, end_offsets: dict[int, int], query: str = "events") -> QueryHealth:
+    state = read_checkpoint(settings.checkpoint_path(query))
+    done = kafka_offsets(state, settings.topic)
     by_partition = {str(p): max(0, end - int(done.get(str(p), 0))) for p, end in sorted(end_offsets.items())}
-    return QueryHealth("ingest", state.batch_id, state.age_seconds, sum(by_partition.values()), by_partition)
-
-
-def _refined_through(state: CheckpointState) -> int:
-    """The last bronze version refine has wholly committed (-1: none)."""
-    offset = state.source_offsets[0] if state.source_offsets else {"reservoirVersion": 0, "index": -1}
-    # index -1: every version before reservoirVersion is done; otherwise it is part-way through it.
-    return int(offset["reservoirVersion"]) - (1 if int(offset.get("index", -1)) == -1 else 0)
-
-
-def refined_through(settings: Settings) -> int:
-    return _refined_through(read_checkpoint(settings.checkpoint_path("refine")))
-
-
-def refine_health(settings: Settings) -> QueryHealth:
-    state = read_checkpoint(settings.checkpoint_path("refine"))
-    latest = latest_delta_version(settings.table_path(BRONZE.name))
-    behind = 0 if latest is None else max(0, latest - _refined_through(state))
-    return QueryHealth("refine", state.batch_id, state.age_seconds, behind)
+    return QueryHealth(query, state.batch_id, state.age_seconds, sum(by_partition.values()), by_partition)
 
 
 def health(settings: Settings) -> dict[str, dict]:
     from jobs.kafka_admin import end_offsets
 
-    queries = (ingest_health(settings, end_offsets(settings)), refine_health(settings))
-    return {q.query: asdict(q) for q in queries}
+    query = stream_health(settings, end_offsets(settings))
+    return {query.query: asdict(query)}

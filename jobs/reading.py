@@ -13,7 +13,10 @@ from pyspark.sql import functions as F
 from jobs import faults, lake
 from jobs.config import Settings
 from jobs.tables import ADS, CAMPAIGNS, POISON_PREFIX, QUARANTINE, SOURCE_KEY
-from jobs.transforms.parse import Domains, classify, isolated, parse_events
+from jobs.transforms.parse import Domains, classify, parse_events
+
+# What a poison record's quarantine row holds: its coordinates, then what replaces its reading.
+POISON_COLUMNS = (*SOURCE_KEY, "reason", "key", "raw_value")
 
 
 def domains(settings: Settings) -> Domains:
@@ -39,18 +42,30 @@ def classify_records(
 ) -> DataFrame:
     """Bronze-shaped rows -> parsed, typed and classified rows (`reason` null when valid).
 
-    `poison`: (source coordinates, reason) of records to quarantine without reading them.
+    `poison`: records to quarantine without reading them (source coordinates, reason, key and
+    raw_value: POISON_COLUMNS). The plan has the same shape with or without any, so that a stream
+    restarted with new poison resumes from its checkpoint: each record is read once, a poison one
+    as if it were empty, and then its reading is replaced by the poison's quarantine row.
     """
     campaigns, ads = reference(spark, settings, local_reference)
     if poison is None:
         return classify(parse_events(faults.poisoned(raw), domains(settings)), campaigns, ads)
-    readable = raw.join(F.broadcast(poison.select(*SOURCE_KEY)), on=list(SOURCE_KEY), how="left_anti")
+    listed = F.broadcast(poison.select(*SOURCE_KEY, F.lit(True).alias("_poisoned")))
+    readable = raw.join(listed, on=list(SOURCE_KEY), how="left")
+    readable = readable.withColumn("value", F.when(F.col("_poisoned").isNull(), F.col("value"))).drop("_poisoned")
     classified = classify(parse_events(faults.poisoned(readable), domains(settings)), campaigns, ads)
-    return classified.unionByName(isolated(raw, poison))
+    found = F.broadcast(poison.select(*SOURCE_KEY, *(F.col(c).alias(f"_poison_{c}") for c in POISON_COLUMNS[3:])))
+    joined = classified.join(found, on=list(SOURCE_KEY), how="left")
+    poisoned = F.col("_poison_reason").isNotNull()
+    overrides = {
+        c: F.when(~poisoned, F.col(c)) for c in classified.columns if c not in (*SOURCE_KEY, "kafka_timestamp")
+    }
+    overrides.update({c: F.coalesce(F.col(f"_poison_{c}"), F.col(c)) for c in POISON_COLUMNS[3:]})
+    return joined.select(*(overrides.get(c, F.col(c)).alias(c) for c in classified.columns))
 
 
 def recorded_poison(spark: SparkSession, settings: Settings) -> DataFrame | None:
     """What the stream isolated as poison so far; None when nothing (the usual case)."""
     quarantine = lake.read(spark, settings, QUARANTINE)
-    poison = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).select(*SOURCE_KEY, "reason")
+    poison = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).select(*POISON_COLUMNS)
     return None if poison.isEmpty() else poison.persist()

@@ -333,7 +333,7 @@ class Lab:
 
 def epochs_of(instance: Instance) -> dict[str, int]:
     """The epochs an instance took per query, from the line it logs at start."""
-    return {q: int(e) for q, e in re.findall(r"(ingest|refine) epoch (\d+)", instance.log.read_text(errors="replace"))}
+    return {q: int(e) for q, e in re.findall(r"(events) epoch (\d+)", instance.log.read_text(errors="replace"))}
 
 
 def promised(guarantee: str, row: dict, verified: bool, zombies: int) -> bool:

@@ -54,7 +54,7 @@ def step(number: int, text: str) -> float:
 def print_summary(settings: Settings, verdict: dict, stats, catch_up: dict, timings: dict[str, float]) -> None:
     r = verdict["reconciliation"]
     tables = verdict["tables"]
-    streamed = catch_up["rows"].get("ingest", 0)
+    streamed = catch_up["records"]
     print("\n== summary")
     print(f"  events produced       {stats.sent:>12,}  (acked {stats.acked:,}, {stats.rate:,.0f} msg/s)")
     print(f"  duplicates removed    {r['duplicates_removed']:>12,}")

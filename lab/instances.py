@@ -16,7 +16,7 @@ from jobs.submit import submit_command, submit_env
 STREAM_ARGS = ["run", "--trigger-seconds", "2", "--max-offsets-per-trigger", "4000"]
 
 
-def committed_batches(settings: Settings, queries: tuple[str, ...] = ("ingest", "refine")) -> int:
+def committed_batches(settings: Settings, queries: tuple[str, ...] = ("events",)) -> int:
     """Micro-batches committed so far by these queries (their checkpoints' commit logs)."""
     total = 0
     for query in queries:

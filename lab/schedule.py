@@ -12,8 +12,7 @@ HOOKS = (
     "sink.at-most-once.between",
     "sink.exactly-once.before_commit",
     "sink.exactly-once.after_commit",
-    "refine.after_delta_commit",
-    "ingest.after_delta_commit",
+    "events.after_delta_commit",
 )
 
 

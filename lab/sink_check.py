@@ -49,7 +49,8 @@ def silver_duplicates(spark, settings: Settings) -> tuple[int, int]:
 def delta_commits_by_epoch(settings: Settings, job: str, epoch: int, after: float) -> int:
     """Delta commits made with `job`'s fencing transaction id for `epoch` after time `after`.
 
-    Each commit file holds a `txn` action (appId, version = epoch << 40 | batch) and commitInfo.
+    Each commit file holds a `txn` action (appId `<job>-<checkpoint id>`, version = epoch << 40 |
+    position) and commitInfo.
     """
     import json
     from pathlib import Path
@@ -60,7 +61,7 @@ def delta_commits_by_epoch(settings: Settings, job: str, epoch: int, after: floa
     for table in ALL:
         for log in Path(settings.table_path(table), "_delta_log").glob("*.json"):
             actions = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-            txns = [a["txn"] for a in actions if "txn" in a and a["txn"]["appId"] == job]
+            txns = [a["txn"] for a in actions if "txn" in a and a["txn"]["appId"].split("-")[0] == job]
             stamps = [a["commitInfo"]["timestamp"] / 1000 for a in actions if "commitInfo" in a]
             if any(t["version"] >> 40 == epoch for t in txns) and stamps and stamps[0] > after:
                 count += 1

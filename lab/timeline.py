@@ -38,11 +38,11 @@ class LagSampler(threading.Thread):
 
     def run(self) -> None:
         from jobs.kafka_admin import end_offsets
-        from jobs.monitoring import ingest_health
+        from jobs.monitoring import stream_health
 
         while not self.stopped.wait(self.every):
             try:
-                lag = ingest_health(self.settings, end_offsets(self.settings)).lag
+                lag = stream_health(self.settings, end_offsets(self.settings)).lag
             except Exception:  # noqa: BLE001 - broker down: a gap in the plot, not a failure
                 lag = None
             self.timeline.lag.append((self.timeline.now(), lag))

@@ -30,3 +30,24 @@ def ensure_id(settings: Settings, query: str) -> str:
 def has_offsets(settings: Settings, query: str) -> bool:
     """Has the query ever planned a micro-batch from this checkpoint?"""
     return storage.exists(settings, f"{settings.checkpoint_path(query)}/offsets/0")
+
+
+def kafka_offsets(settings: Settings, query: str, batch_id: int) -> str | None:
+    """The Kafka offsets (JSON) a planned micro-batch reads up to, from the checkpoint's offset log."""
+    uri = f"{settings.checkpoint_path(query)}/offsets/{batch_id}"
+    if not storage.exists(settings, uri):
+        return None
+    # offsets/<n>: a version line, the batch's metadata, then one line per source ("-" for none).
+    for line in storage.read_text(settings, uri).splitlines()[2:]:
+        if line.strip() not in ("", "-") and settings.topic in json.loads(line):
+            return json.dumps({settings.topic: json.loads(line)[settings.topic]})
+    return None
+
+
+def kafka_range(settings: Settings, query: str, batch_id: int, first_start: str) -> tuple[str, str]:
+    """(start, end) offsets of a planned micro-batch; the first batch starts where the query did."""
+    end = kafka_offsets(settings, query, batch_id)
+    if end is None:
+        raise FileNotFoundError(f"no offsets for batch {batch_id} in {settings.checkpoint_path(query)}")
+    start = kafka_offsets(settings, query, batch_id - 1) if batch_id > 0 else None
+    return start or first_start, end

@@ -23,6 +23,7 @@ the batch is read again with them quarantined unread.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -41,7 +42,6 @@ from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USE
 from jobs.transforms.metrics import METRIC_KEY, minute_metrics
 from jobs.transforms.sessions import GAP, SESSION_KEY, updated_sessions
 from streaming import poison
-from streaming.plan import raw_records
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
 WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
@@ -102,9 +102,13 @@ class MicroBatch:
     sinks: list[PostgresSink] = field(default_factory=list)
     app_id: str = "events"
     log_progress: bool = True
+    # The records of a micro-batch, read again from the source (a batch's own frame cannot be
+    # read without its reading): what a poison isolation bisects.
+    records_of: Callable[[int], DataFrame] | None = None
 
     def __post_init__(self) -> None:
         self.tables = {t.name: storage.delta_table(self.settings, t.name) for t in WRITES}
+        self.records = 0  # Kafka records this instance has committed, for progress lines
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -126,6 +130,7 @@ class MicroBatch:
         increments = minute_metrics(parts.events, parts.users)
         self.commit(parts, increments, self.txn(batch_id), timer)
         faults.point("events.after_delta_commit")
+        self.records += parts.bronze.num_rows
         if self.sinks and increments.num_rows:
             delivered = increments.select([*METRIC_KEY, "events", "revenue"]).to_pylist()
             for sink in self.sinks:
@@ -177,23 +182,25 @@ class MicroBatch:
 
     def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> None:
         """Find the records that make the reading fail, record them, and have the query restart."""
-        spark = batch.sparkSession
         print(
             f"[events] batch {batch_id} failed ({poison.error_class(error)}); "
             "looking for the records that cause it, by bisection",
             flush=True,
         )
+        if self.records_of is None:
+            raise error
         began = time.monotonic()
-        records = spark.createDataFrame(raw_records(batch).toArrow()).persist()
+        records = self.records_of(batch_id).persist()
         try:
             found = poison.find_poison(records, [self.dry_read])
+            texts = poison.texts_of(records, found)
         finally:
             records.unpersist()
         if not found:
             print(f"[events] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
             raise error
         seconds = time.monotonic() - began
-        poison.record_isolation(self.settings, batch_id, found, seconds)
+        poison.record_isolation(self.settings, batch_id, found, seconds, texts)
         where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
         print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
         raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")

@@ -1,7 +1,6 @@
 """The streaming query's plan: Kafka records in, one row per thing to commit out.
 
-Every micro-batch yields rows of four kinds (`_kind`), from one read of Kafka (`_source` says
-whether a row is the record itself or comes from its reading; see `raw_records`):
+Every micro-batch yields rows of four kinds (`_kind`), all from one read of Kafka:
 
 - B: every record as it came (bronze: the full log, duplicates and bad records included);
 - Q: a record the strict reading refused (quarantine, with its reason);
@@ -62,7 +61,18 @@ def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> Da
         reader = reader.option("maxOffsetsPerTrigger", str(source.max_offsets_per_trigger))
     if source.hold_back:
         reader = reader.option("minOffsetsPerTrigger", str(2**62)).option("maxTriggerDelay", "365d")
-    return reader.load().select(
+    return as_records(reader.load())
+
+
+def kafka_records_between(spark: SparkSession, settings: Settings, start: str, end: str) -> DataFrame:
+    """The records between two offsets (JSON, as a checkpoint holds them), read again from Kafka."""
+    reader = spark.read.format("kafka").options(**spark_kafka_options(settings)).option("subscribe", settings.topic)
+    return as_records(reader.option("startingOffsets", start).option("endingOffsets", end).load())
+
+
+def as_records(kafka: DataFrame) -> DataFrame:
+    """Kafka's rows in bronze's shape."""
+    return kafka.select(
         F.col("key").cast("string").alias("key"),
         "value",
         F.col("topic").alias("kafka_topic"),
@@ -88,7 +98,9 @@ def _first_key() -> Column:
 
 def _tuple_key() -> Column:
     """State 2's key: the user tuple of a U row; E and Q rows keep their unique first key."""
-    user_tuple = F.concat_ws("|", F.lit("U"), "campaign_id", "event_type", F.col("window_start").cast("string"), "user_id")
+    user_tuple = F.concat_ws(
+        "|", F.lit("U"), "campaign_id", "event_type", F.col("window_start").cast("string"), "user_id"
+    )
     return F.when(F.col("_kind") == "U", user_tuple).otherwise(F.col("_first"))
 
 
@@ -109,22 +121,14 @@ def marked(records: DataFrame, read: DataFrame, seed: DataFrame | None = None) -
     kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
     exploded = first.withColumn("_kind", F.explode(kinds))
     new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
-    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed").withColumn("_source", F.lit("reading"))
-    bronze = records.select(F.lit("B").alias("_kind"), F.lit("record").alias("_source"), *BRONZE.columns)
+    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
+    bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
     return _aligned(bronze).unionByName(_aligned(new))
-
-
-def raw_records(batch: DataFrame) -> DataFrame:
-    """A micro-batch's records alone, without reading them (to find a record that fails the
-    reading). `_source` is a constant in each branch, so this filter drops the reading's branch
-    from the plan: neither the reading nor the engine state runs."""
-    return batch.where(F.col("_source") == "record").select(*BRONZE.columns)
 
 
 # Every kind in one schema; the columns a kind does not have are null.
 OUTPUT = (
     ("_kind", "string"),
-    ("_source", "string"),
     ("key", "string"),
     ("value", "binary"),
     ("kafka_topic", "string"),
@@ -152,10 +156,9 @@ def _aligned(frame: DataFrame) -> DataFrame:
 
 
 def events_plan(
-    spark: SparkSession, settings: Settings, source: Source, poison: DataFrame | None = None, seeded: bool = True
+    spark: SparkSession, settings: Settings, records: DataFrame, poison: DataFrame | None = None
 ) -> DataFrame:
-    """The whole query: Kafka (and the seed) -> B, Q, E and U rows for one foreachBatch."""
-    records = kafka_records(spark, settings, source)
+    """The whole query: records (from Kafka) and the seed -> B, Q, E and U rows for one foreachBatch."""
     read = classify_records(spark, settings, records, poison, local_reference=True)
     read = read.withColumn("event_date", F.to_date("event_time"))
-    return marked(records, read, seed_records(spark, settings) if seeded else None)
+    return marked(records, read, seed_records(spark, settings))

@@ -134,10 +134,18 @@ def find_poison(batch: DataFrame, stages: list[Callable[[DataFrame], None]]) -> 
     return []
 
 
-def poison_reasons(spark, found: list[tuple[Span, str]]) -> DataFrame:
-    """(source coordinates, reason) of the isolated records."""
-    rows = [(s.topic, s.partition, s.first, f"{POISON_PREFIX}{error}") for s, error in found]
-    return spark.createDataFrame(rows, "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING")
+def texts_of(records: DataFrame, found: list[tuple[Span, str]]) -> dict[tuple[str, int, int], tuple]:
+    """The key and raw value (as quarantine shows them) of the records found, by coordinates."""
+    if not found:
+        return {}
+    rows = within(records, [span for span, _ in found]).select(
+        "kafka_topic",
+        "kafka_partition",
+        "kafka_offset",
+        F.make_valid_utf8("key").alias("key"),
+        F.make_valid_utf8(F.col("value").cast("string")).alias("raw_value"),
+    )
+    return {(r.kafka_topic, r.kafka_partition, r.kafka_offset): (r.key, r.raw_value) for r in rows.collect()}
 
 
 KEEP = 50  # isolations kept in the record, newest last (the poison list itself is never trimmed)
@@ -156,18 +164,28 @@ def read_record(settings: Settings) -> dict:
     return json.loads(storage.read_text(settings, uri))
 
 
-def recorded(settings: Settings) -> list[tuple[str, int, int, str]]:
-    """(topic, partition, offset, reason) of every record isolated so far, once each."""
+def recorded(settings: Settings) -> list[tuple]:
+    """Every record isolated so far, once each, as the quarantine holds it: (topic, partition,
+    offset, reason, key, raw_value) (jobs/reading.py POISON_COLUMNS)."""
     return [tuple(entry) for entry in read_record(settings)["poison"]]
 
 
-def record_isolation(settings: Settings, batch_id: int, found: list[tuple[Span, str]], seconds: float) -> None:
+def record_isolation(
+    settings: Settings,
+    batch_id: int,
+    found: list[tuple[Span, str]],
+    seconds: float,
+    texts: dict[tuple[str, int, int], tuple[str | None, str | None]],
+) -> None:
     """Add one isolation to the record (the stream is its only writer). A replayed batch isolates
-    the same records again: the poison list holds each once."""
+    the same records again: the poison list holds each once. `texts`: each record's key and
+    raw value, by coordinates, which its quarantine row will show."""
     record = read_record(settings)
-    poison = {tuple(entry[:3]): entry[3] for entry in record["poison"]}
-    poison.update({(s.topic, s.partition, s.first): f"{POISON_PREFIX}{error}" for s, error in found})
-    record["poison"] = [[*coordinates, reason] for coordinates, reason in sorted(poison.items())]
+    poison = {tuple(entry[:3]): entry[3:] for entry in record["poison"]}
+    for s, error in found:
+        coordinates = (s.topic, s.partition, s.first)
+        poison[coordinates] = [f"{POISON_PREFIX}{error}", *texts.get(coordinates, (None, None))]
+    record["poison"] = [[*coordinates, *rest] for coordinates, rest in sorted(poison.items())]
     record["records"] = len(poison)
     record["isolations"] = [
         *record["isolations"][-(KEEP - 1) :],

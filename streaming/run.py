@@ -16,7 +16,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -31,7 +30,7 @@ from jobs.spark import build_session
 from jobs.tables import BRONZE, REFERENCE, ensure_tables
 from streaming import checkpoint, poison
 from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
-from streaming.plan import Source, events_plan
+from streaming.plan import Source, events_plan, kafka_records, kafka_records_between
 from streaming.standby import ActiveLock, wait_for_turn
 
 QUERY = "events"
@@ -102,15 +101,19 @@ def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[
     return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
 
 
-def _poison_frame(spark: SparkSession, settings: Settings) -> DataFrame | None:
-    """The records isolated as poison so far: the reading quarantines them unread."""
-    rows = poison.recorded(settings)
-    schema = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING"
-    return spark.createDataFrame(rows, schema) if rows else None
+POISON_SCHEMA = (
+    "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING, key STRING, raw_value STRING"
+)
+
+
+def poison_frame(spark: SparkSession, settings: Settings) -> DataFrame:
+    """The records isolated as poison so far (often none): the reading quarantines them unread."""
+    return spark.createDataFrame(poison.recorded(settings), POISON_SCHEMA)
 
 
 def start_query(spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source):
-    plan = events_plan(spark, settings, source, _poison_frame(spark, settings))
+    records = kafka_records(spark, settings, source)
+    plan = events_plan(spark, settings, records, poison_frame(spark, settings))
     writer = (
         plan.writeStream.queryName(QUERY)
         .foreachBatch(batch)
@@ -144,24 +147,15 @@ def _write_catch_up(settings: Settings, stats: dict) -> None:
     )
 
 
-def _await(query, started: float, every: float = 10.0) -> int:
-    """Wait for an availableNow query, reporting progress; returns the records it read from Kafka."""
-    records, seen = 0, set()
-    while True:
-        done = query.awaitTermination(every)
-        for progress in query.recentProgress:
-            if progress["batchId"] not in seen:
-                seen.add(progress["batchId"])
-                records += sum(s["numInputRows"] for s in progress["sources"] if "Kafka" in s["description"])
-        progress = query.lastProgress
-        if progress:
-            print(
-                f"[{QUERY}] batch {progress['batchId']}: {records:,} records so far, "
-                f"{progress.get('processedRowsPerSecond', 0):.0f} rows/s (t+{time.monotonic() - started:.0f} s)",
-                flush=True,
-            )
-        if done:
-            return records
+def _await(query, batch: MicroBatch, started: float, every: float = 10.0) -> None:
+    """Wait for an availableNow query, reporting progress."""
+    while not query.awaitTermination(every):
+        elapsed = time.monotonic() - started
+        print(
+            f"[{QUERY}] {batch.records:,} records committed, {batch.records / elapsed:,.0f} records/s "
+            f"(t+{elapsed:.0f} s)",
+            flush=True,
+        )
 
 
 def _run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, started: float) -> int:
@@ -171,10 +165,10 @@ def _run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, sourc
         query = start_query(spark, settings, knobs, batch, source)
         try:
             if knobs.until_caught_up:
-                records = _await(query, started)
+                _await(query, batch, started)
                 seconds = time.monotonic() - started
-                _write_catch_up(settings, {"seconds": round(seconds, 2), "records": records})
-                print(f"[streaming] caught up in {seconds:.1f} s: {records:,} records", flush=True)
+                _write_catch_up(settings, {"seconds": round(seconds, 2), "records": batch.records})
+                print(f"[streaming] caught up in {seconds:.1f} s: {batch.records:,} records", flush=True)
             else:
                 query.awaitTermination()
             return 0
@@ -214,7 +208,13 @@ def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
         f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
         flush=True,
     )
-    batch = MicroBatch(settings, fence, sinks, app_id=app_id)
+    first_start = source.starting_offsets or bootstrap_offsets(spark, settings, partitions)
+
+    def records_of(batch_id: int) -> DataFrame:
+        start, end = checkpoint.kafka_range(settings, QUERY, batch_id, first_start)
+        return kafka_records_between(spark, settings, start, end)
+
+    batch = MicroBatch(settings, fence, sinks, app_id=app_id, records_of=records_of)
     try:
         return _run_query(spark, settings, knobs, batch, source, started)
     except Exception as exc:

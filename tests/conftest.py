@@ -93,20 +93,17 @@ def pipeline(tmp_path, kafka) -> Settings:
 
 @pytest.fixture(scope="session")
 def two_day_lake(spark, tmp_path_factory) -> Settings:
-    """Two days of clickstream (from 2026-11-05) in bronze, streamed into silver and gold by the
-    refine logic in two micro-batches: what the Airflow DAGs rebuild and verify."""
+    """Two days of clickstream (from 2026-11-05) streamed into bronze, silver and gold by the real
+    streaming query in two micro-batches: what the Airflow DAGs rebuild and verify."""
     from producer.generator import ClickstreamGenerator
-    from streaming.refine import RefineBatch
-    from tests.helpers import BASE, bronze_frame, prepare_lake, records
+    from tests.helpers import BASE, prepare_lake, records, stream
 
     settings = lake_settings(tmp_path_factory.mktemp("two-day-lake"))
     generator = ClickstreamGenerator(seed=5, start=BASE, span_hours=48, total_events=3000, users=60)
     rows = records(m.value for m in generator.messages())
-    prepare_lake(spark, settings, rows)
-    refine = RefineBatch(settings, log_progress=False)
+    prepare_lake(spark, settings)
     half = len(rows) // 2
-    refine(bronze_frame(spark, rows[:half]), 0)
-    refine(bronze_frame(spark, rows[half:]), 1)
+    stream(spark, settings, [rows[:half], rows[half:]])
     return settings
 
 

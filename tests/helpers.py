@@ -62,6 +62,41 @@ def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> 
         bronze_frame(spark, rows).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
 
 
+def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
+    """Run the real streaming query over bronze-shaped rows, one micro-batch per list, as Kafka
+    would deliver them: the same plan and foreachBatch as `streaming run`, with a Delta table of
+    the records standing in for the topic. A poison isolation restarts the query, as the job does."""
+    from streaming.microbatch import MicroBatch
+    from streaming.plan import events_plan
+    from streaming.run import QUERY, poison_frame
+
+    source = f"{settings.checkpoint_root}/_test_records"
+    batch = batch or MicroBatch(settings, log_progress=False)
+    for rows in batches:
+        # Bisecting a batch reads its records again: these are the ones.
+        batch.records_of = lambda _batch_id, rows=rows: bronze_frame(spark, rows)
+        bronze_frame(spark, rows).coalesce(1).write.format("delta").mode("append").save(source)
+        while True:
+            plan = events_plan(
+                spark, settings, spark.readStream.format("delta").load(source), poison_frame(spark, settings)
+            )
+            query = (
+                plan.writeStream.foreachBatch(batch)
+                .option("checkpointLocation", settings.checkpoint_path(QUERY))
+                .trigger(availableNow=True)
+                .start()
+            )
+            try:
+                query.awaitTermination()
+                break
+            except Exception as exc:
+                if "PoisonIsolated" not in str(exc):
+                    raise
+            finally:
+                query.stop()
+    return batch
+
+
 def sorted_rows(spark, settings: Settings, table, namespace: str = "main") -> list:
     frame = lake.read(spark, settings, table, namespace)
     return sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in table.key))

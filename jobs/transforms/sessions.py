@@ -86,9 +86,7 @@ def sessionize(intervals: pa.Table) -> pa.Table:
     if intervals.num_rows == 0:
         return USER_SESSIONS_SCHEMA.empty_table()
     ordered = intervals.take(pc.sort_indices(intervals, [("user_id", "ascending"), ("start", "ascending")]))
-    numbered = ordered.append_column(
-        "_session", _session_numbers(ordered["user_id"], ordered["start"], ordered["end"])
-    )
+    numbered = ordered.append_column("_session", _session_numbers(ordered["user_id"], ordered["start"], ordered["end"]))
     merged = numbered.group_by(["user_id", "_session"]).aggregate(
         [("start", "min"), ("end", "max"), ("events", "sum"), ("revenue", "sum")]
     )
