@@ -3,9 +3,8 @@
 
 Every five minutes: are the streaming queries alive and fresh?
 
-- **inspect**: is the streaming job running; per query, the last committed micro-batch and how
-  long ago it committed; consumer lag per Kafka partition (end offsets against the `ingest`
-  checkpoint) and bronze versions not yet refined (against the `refine` checkpoint).
+- **inspect**: is the streaming job running; the last committed micro-batch and how long ago it
+  committed; lag per Kafka partition (end offsets against the checkpoint's offsets).
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
   `max_silence_minutes`, is restarted; it resumes from its checkpoints.
 - **check_lag**: fails loudly when lag exceeds `max_lag_records`.
@@ -74,13 +73,13 @@ def stream_supervisor():
     def check_lag(report: dict, params=None) -> int:
         from airflow.sdk.exceptions import AirflowFailException
 
-        ingest = report["queries"]["ingest"]
-        if ingest["lag"] > params["max_lag_records"]:
+        stream = report["queries"]["events"]
+        if stream["lag"] > params["max_lag_records"]:
             raise AirflowFailException(
-                f"ingest is {ingest['lag']} records behind Kafka (limit {params['max_lag_records']}); "
-                f"per partition: {ingest['lag_by_partition']}"
+                f"the stream is {stream['lag']} records behind Kafka (limit {params['max_lag_records']}); "
+                f"per partition: {stream['lag_by_partition']}"
             )
-        return ingest["lag"]
+        return stream["lag"]
 
     report = inspect()
     restart_if_needed(report) >> check_lag(report)

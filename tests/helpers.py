@@ -97,6 +97,19 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
     return batch
 
 
+def forget_last_commit(settings: Settings) -> None:
+    """What a crash after the Delta commits but before Spark's commit log leaves behind: the next
+    run of the query replays the last micro-batch."""
+    from pathlib import Path
+
+    from streaming.run import QUERY
+
+    commits = Path(settings.checkpoint_path(QUERY)) / "commits"
+    last = max(commits.glob("[0-9]*"), key=lambda p: int(p.name))
+    last.unlink()
+    (commits / f".{last.name}.crc").unlink(missing_ok=True)  # the local file system's checksum
+
+
 def sorted_rows(spark, settings: Settings, table, namespace: str = "main") -> list:
     frame = lake.read(spark, settings, table, namespace)
     return sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in table.key))

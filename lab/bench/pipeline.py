@@ -19,9 +19,8 @@ import pandas as pd
 
 from jobs.config import Settings
 from jobs.kafka_admin import end_offsets
-from jobs.monitoring import latest_delta_version, read_checkpoint, refine_health, refined_through
+from jobs.monitoring import kafka_offsets, read_checkpoint
 from jobs.submit import run_job
-from jobs.tables import BRONZE
 from lab.instances import Instance, committed_batches
 from producer.publish import producer_config
 
@@ -38,7 +37,7 @@ def catch_up(settings: Settings, max_offsets: int, guarantees: bool = True) -> d
     started = time.monotonic()
     run_job("streaming/run.py", [*args, *([] if guarantees else ["--no-guarantees"])], settings, env=job_env(settings))
     stats = json.loads((Path(settings.reports_root) / "streaming" / "last-catch-up.json").read_text())
-    events = stats["rows"].get("ingest", 0)
+    events = stats["records"]
     return {
         "guarantees": guarantees,
         "events": events,
@@ -100,34 +99,21 @@ def wait_until(condition, timeout: float, every: float = 0.25) -> float | None:
     return None
 
 
-def ingested_through(settings: Settings, targets: dict[int, int]) -> bool:
-    """Has ingest committed every offset below `targets` (per partition)?"""
-    state = read_checkpoint(settings.checkpoint_path("ingest"))
-    done = state.source_offsets[0].get(settings.topic, {}) if state.source_offsets else {}
+def committed_through(settings: Settings, targets: dict[int, int]) -> bool:
+    """Has the stream committed every offset below `targets` (per partition), gold included?"""
+    done = kafka_offsets(read_checkpoint(settings.checkpoint_path("events")), settings.topic)
     return all(int(done.get(str(p), -1)) >= end for p, end in targets.items())
 
 
 def caught_up(settings: Settings) -> bool:
-    return ingested_through(settings, end_offsets(settings)) and refine_health(settings).lag == 0
+    return committed_through(settings, end_offsets(settings))
 
 
 def caught_up_with(settings: Settings, backlog: dict[int, int]):
-    """A check: is everything produced before `backlog` (end offsets) refined into gold?
+    """A check: is everything produced before `backlog` (end offsets) committed into gold?
 
-    Ingest must have passed those offsets; refine must have committed the bronze version that
-    held them by then. The load may go on meanwhile: this is not "idle", only "past the backlog".
-    """
-    bronze = settings.table_path(BRONZE.name)
-    holding: list[int] = []
-
-    def check() -> bool:
-        if not holding:
-            if not ingested_through(settings, backlog):
-                return False
-            holding.append(latest_delta_version(bronze))
-        return refined_through(settings) >= holding[0]
-
-    return check
+    The load may go on meanwhile: this is not "idle", only "past the backlog"."""
+    return lambda: committed_through(settings, backlog)
 
 
 def start_job(
@@ -204,7 +190,7 @@ def measure_latency(
     job = start_job(settings, workdir / "continuous-job-1.log", 1, trigger_seconds=0.5, max_offsets=int(rate * 4))
     try:
         PacedProducer(settings, warmup, rate=len(warmup)).run()  # about a second's worth
-        if wait_until(lambda: caught_up(settings) and committed_batches(settings, ("refine",)) > 0, 300) is None:
+        if wait_until(lambda: caught_up(settings) and committed_batches(settings) > 0, 300) is None:
             raise RuntimeError(f"the streaming job did not process the warm-up; see {job.log}")
         return measure_latency_again(spark, settings, job, records, rate, log), job
     except BaseException:
@@ -234,8 +220,8 @@ def _kill_and_recover(
     producer.start()
     successor = None
     try:
-        before = committed_batches(settings, ("refine",))
-        if wait_until(lambda: committed_batches(settings, ("refine",)) >= before + 1, 300) is None:
+        before = committed_batches(settings)
+        if wait_until(lambda: committed_batches(settings) >= before + 1, 300) is None:
             raise RuntimeError(f"the streaming job never committed under load; see {job.log}")
         killed_at = time.time()
         job.kill()

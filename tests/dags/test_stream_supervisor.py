@@ -35,16 +35,15 @@ def test_a_dead_streaming_job_is_restarted_and_catches_up(airflow_db, pipeline, 
         first = supervise(dag)
         assert first["inspect"]["running"] is False
         assert first["restart_if_needed"] == "restarted (not running)"
-        assert first["check_lag"] == 3000  # nothing ingested yet: the whole topic is lag
+        assert first["check_lag"] == 3000  # nothing streamed yet: the whole topic is lag
         deadline = time.monotonic() + 240
-        # refine may commit an empty first batch before ingest has read anything: wait for both
-        while commits(pipeline, "ingest") == 0 or commits(pipeline, "refine") == 0:
+        while commits(pipeline, "events") == 0:
             assert streaming.running(pipeline), (streaming.home(pipeline) / "streaming.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the restarted job never committed"
             time.sleep(1)
         second = supervise(dag)
         assert second["restart_if_needed"] == "healthy"
-        assert second["inspect"]["queries"]["ingest"]["last_batch"] is not None
+        assert second["inspect"]["queries"]["events"]["last_batch"] is not None
         assert second["check_lag"] < 3000
     finally:
         streaming.stop(pipeline)

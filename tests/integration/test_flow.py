@@ -15,8 +15,7 @@ from batch.rebuild import rebuild
 from batch.verify import verify
 from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER
 from producer.generator import QUARANTINE_KINDS
-from streaming.queries import Knobs
-from streaming.run import run
+from streaming.run import Knobs, run
 from tests.conftest import lake_settings
 from tests.integration.producing import produce
 
@@ -30,7 +29,7 @@ def flowed(spark, kafka, tmp_path_factory):
     settings = lake_settings(tmp_path_factory.mktemp("flow"), kafka_bootstrap=kafka.bootstrap)
     ensure_topic(settings)
     stats = produce(settings, 20_000)
-    assert run(settings, Knobs(until_caught_up=True, max_offsets_per_trigger=8000), ["ingest", "refine"]) == 0
+    assert run(settings, Knobs(until_caught_up=True, max_offsets_per_trigger=8000)) == 0
     rebuild(spark, settings)
     return settings, stats, verify(spark, settings)
 

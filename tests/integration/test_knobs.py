@@ -6,8 +6,9 @@ import pytest
 from jobs.kafka_admin import topic_partitions
 from jobs.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from producer.generator import Rates
-from streaming.queries import Knobs, start_ingest, start_refine
-from streaming.run import prepare, run
+from streaming.microbatch import MicroBatch
+from streaming.plan import Source
+from streaming.run import Knobs, bootstrap_offsets, prepare, run, start_query
 from tests.helpers import sorted_rows
 from tests.integration.producing import produce
 
@@ -15,17 +16,14 @@ pytestmark = pytest.mark.integration
 
 
 def stream_continuously(spark, settings, trigger_seconds: float) -> None:
-    """Processing-time trigger, no size limits; stopped once everything available is done."""
+    """Processing-time trigger, no size limit; stopped once everything available is done."""
     prepare(spark, settings)
-    knobs = Knobs(trigger_seconds=trigger_seconds)
-    ingest = start_ingest(spark, settings, knobs, topic_partitions(settings))
-    refine = start_refine(spark, settings, knobs)
+    source = Source(starting_offsets=bootstrap_offsets(spark, settings, topic_partitions(settings)))
+    query = start_query(spark, settings, Knobs(trigger_seconds=trigger_seconds), MicroBatch(settings), source)
     try:
-        ingest.processAllAvailable()
-        refine.processAllAvailable()
+        query.processAllAvailable()
     finally:
-        ingest.stop()
-        refine.stop()
+        query.stop()
 
 
 def test_batch_size_and_trigger_do_not_change_any_row(spark, pipeline):
@@ -33,7 +31,7 @@ def test_batch_size_and_trigger_do_not_change_any_row(spark, pipeline):
     small = pipeline.with_overrides(
         lake_root=pipeline.lake_root + "-small", checkpoint_root=pipeline.checkpoint_root + "-small"
     )
-    run(small, Knobs(until_caught_up=True, max_offsets_per_trigger=2500, max_files_per_trigger=2), ["ingest", "refine"])
+    assert run(small, Knobs(until_caught_up=True, max_offsets_per_trigger=700)) == 0
     stream_continuously(spark, pipeline, trigger_seconds=0.5)
     for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
         big_rows = sorted_rows(spark, pipeline, table)

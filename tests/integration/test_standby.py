@@ -39,7 +39,7 @@ def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipe
     active = Instance(1, pipeline, env, tmp_path / "active.log", ARGS).start()
     standby = None
     try:
-        wait_until(lambda: committed_batches(pipeline, ("refine",)) >= 1, 240, "a first refine batch", active)
+        wait_until(lambda: committed_batches(pipeline) >= 1, 240, "a first micro-batch", active)
         # Next to a running job, as it would be deployed: it warms up, then waits.
         standby = Instance(2, pipeline, env, tmp_path / "standby.log", [*ARGS, "--standby"]).start()
         wait_until(lambda: log_has(standby, "[standby] warm"), 240, "the standby to warm up", standby, active)
@@ -51,7 +51,7 @@ def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipe
         produce(pipeline, 3_000, seed=8)  # traffic after the crash: only the standby can commit it
         wait_until(lambda: log_has(standby, "taking over"), 60, "the standby to take over", standby)
         assert standby.wait_first_commit(240) is not None, f"the standby never committed; see {standby.log}"
-        assert "ingest epoch 2, refine epoch 2" in standby.log.read_text(), "the standby did not take new epochs"
+        assert "events epoch 2" in standby.log.read_text(), "the standby did not take new epochs"
         wait_until(lambda: caught_up(pipeline), 300, "the standby to catch up", standby)
     finally:
         active.kill()

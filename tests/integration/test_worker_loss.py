@@ -49,7 +49,7 @@ def test_losing_a_worker_mid_stream_loses_and_doubles_nothing(spark, pipeline, c
         )  # fmt: skip
     try:
         wait_until(lambda: cluster.status()["applications"] == 1, 120, "the job on the cluster", job)
-        wait_until(lambda: committed_batches(settings, ("refine",)) >= 1, 240, "a first refine batch", job)
+        wait_until(lambda: committed_batches(settings) >= 1, 240, "a first micro-batch", job)
         before = committed_batches(settings)
         assert cluster.kill_worker(1) is not None
         wait_until(lambda: cluster.status()["workers"] == 1, 120, "the master to notice the loss")

@@ -7,22 +7,24 @@ import time
 import pytest
 
 from jobs.maintenance import UnsafeRetention, check_retention, old_reports, retention_policy
-from jobs.monitoring import ingest_health, read_checkpoint, refine_health
+from jobs.monitoring import read_checkpoint, stream_health
 from tests.conftest import lake_settings
 
 pytestmark = pytest.mark.unit
 
 
-def write_checkpoint(root, batch: int, source_offset: dict, committed: bool = True) -> None:
+def write_checkpoint(root, batch: int, source_offset: dict, committed: bool = True, seed: dict | None = None) -> None:
+    """offsets/<n> as Spark writes it: version, batch metadata, then one line per source."""
     (root / "offsets").mkdir(parents=True, exist_ok=True)
     (root / "commits").mkdir(parents=True, exist_ok=True)
-    (root / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{json.dumps(source_offset)}\n')
+    sources = "\n".join(json.dumps(s) for s in (source_offset, seed) if s is not None)
+    (root / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{sources}\n')
     if committed:
         (root / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
 
 
-def write_bronze_log(settings, versions: int, age_hours: float = 0) -> None:
-    log = settings.table_path("bronze").replace("file://", "")
+def write_seed_log(settings, versions: int, age_hours: float = 0) -> None:
+    log = settings.table_path("seed")
     os.makedirs(f"{log}/_delta_log", exist_ok=True)
     stamp = int((time.time() - age_hours * 3600) * 1000)
     for v in range(versions):
@@ -30,40 +32,31 @@ def write_bronze_log(settings, versions: int, age_hours: float = 0) -> None:
             fh.write(json.dumps({"commitInfo": {"timestamp": stamp}}) + "\n")
 
 
-def test_ingest_lag_per_partition_counts_from_the_last_committed_batch(tmp_path):
+def test_lag_per_partition_counts_from_the_last_committed_batch(tmp_path):
     settings = lake_settings(tmp_path, topic="t")
-    root = tmp_path / "checkpoints" / "ingest"
-    write_checkpoint(root, 0, {"t": {"0": 50, "1": 70}})
-    write_checkpoint(root, 1, {"t": {"0": 90, "1": 100}}, committed=False)  # planned, not done
-    health = ingest_health(settings, {0: 100, 1: 100})
-    assert health.last_batch == 0
+    root = tmp_path / "checkpoints" / "events"
+    seed = {"reservoirVersion": 1, "index": -1}
+    write_checkpoint(root, 0, {"t": {"0": 50, "1": 70}}, seed=seed)
+    write_checkpoint(root, 1, {"t": {"0": 90, "1": 100}}, committed=False, seed=seed)  # planned, not done
+    health = stream_health(settings, {0: 100, 1: 100})
+    assert health.query == "events" and health.last_batch == 0
     assert health.lag_by_partition == {"0": 50, "1": 30} and health.lag == 80
     assert health.seconds_since_commit is not None and health.seconds_since_commit < 60
-
-
-def test_refine_lag_counts_bronze_versions_not_yet_read(tmp_path):
-    settings = lake_settings(tmp_path)
-    write_bronze_log(settings, versions=10)
-    root = tmp_path / "checkpoints" / "refine"
-    write_checkpoint(root, 3, {"reservoirVersion": 7, "index": -1})  # versions 0..6 done
-    assert refine_health(settings).lag == 3
-    write_checkpoint(root, 4, {"reservoirVersion": 9, "index": 4})  # part-way through 9
-    assert refine_health(settings).lag == 0
 
 
 def test_a_fresh_checkpoint_has_no_batches(tmp_path):
     assert read_checkpoint(str(tmp_path / "nothing")).batch_id is None
 
 
-def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_current_lag(tmp_path):
-    settings = lake_settings(tmp_path)
-    write_bronze_log(settings, versions=5, age_hours=300)  # refine has read nothing: 300 h behind
+def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_what_a_reader_has_not_read(tmp_path):
+    settings = lake_settings(tmp_path, topic="t")
+    write_seed_log(settings, versions=5, age_hours=300)  # the stream has read none of the seed: 300 h behind
     policy = retention_policy(settings)
     assert policy.required_hours == pytest.approx(324, abs=1)
     with pytest.raises(UnsafeRetention, match="refusing VACUUM with 168 h retention"):
         check_retention(settings, 168)
     assert check_retention(settings, 400).required_hours == pytest.approx(policy.required_hours, abs=0.01)
-    write_checkpoint(tmp_path / "checkpoints" / "refine", 0, {"reservoirVersion": 5, "index": -1})
+    write_checkpoint(tmp_path / "checkpoints" / "events", 0, {"t": {"0": 1}}, seed={"reservoirVersion": 5, "index": -1})
     assert retention_policy(settings).required_hours == 168  # caught up: Delta's floor rules
 
 
@@ -89,15 +82,11 @@ def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):
     from lab.bench.pipeline import caught_up_with
 
     settings = lake_settings(tmp_path, topic="t")
-    ingest, refine = tmp_path / "checkpoints" / "ingest", tmp_path / "checkpoints" / "refine"
-    write_bronze_log(settings, versions=5)
-    write_checkpoint(ingest, 0, {"t": {"0": 40}})
-    write_checkpoint(refine, 0, {"reservoirVersion": 5, "index": -1})
+    root = tmp_path / "checkpoints" / "events"
+    write_checkpoint(root, 0, {"t": {"0": 40}})
     check = caught_up_with(settings, {0: 100})  # 100 records were produced before the kill
-    assert not check(), "ingest has not reached the backlog yet"
-    write_checkpoint(ingest, 1, {"t": {"0": 120}})
-    write_bronze_log(settings, versions=7)  # version 6 holds the backlog's end
-    assert not check(), "refine has not read the version holding the backlog"
-    write_bronze_log(settings, versions=9)  # the load goes on: refine never sees lag 0
-    write_checkpoint(refine, 1, {"reservoirVersion": 7, "index": -1})
+    assert not check(), "the stream has not reached the backlog yet"
+    write_checkpoint(root, 1, {"t": {"0": 120}}, committed=False)
+    assert not check(), "planned is not committed"
+    write_checkpoint(root, 1, {"t": {"0": 120}})  # the load goes on: the stream never sees lag 0
     assert check()

@@ -3,8 +3,6 @@ the rest lands, the batch rebuild agrees, and errors that are not the data's sti
 
 import pytest
 
-from pathlib import Path
-
 from batch.rebuild import rebuild
 from jobs.fencing import Fence, FileLease
 from jobs.tables import BRONZE, QUARANTINE, SILVER
@@ -12,7 +10,7 @@ from streaming import poison
 from streaming.microbatch import MicroBatch
 from streaming.poison import Span, bisect, halve
 from streaming.run import QUERY
-from tests.helpers import event, prepare_lake, records, sorted_rows, stream
+from tests.helpers import event, forget_last_commit, prepare_lake, records, sorted_rows, stream
 
 pytestmark = pytest.mark.unit
 
@@ -83,14 +81,6 @@ def lake_with_poison(spark, settings):
     payloads[5]["note"] = MARKER
     prepare_lake(spark, settings)
     return records(payloads)
-
-
-def forget_last_commit(settings) -> None:
-    """What a crash after the Delta commits but before Spark's commit log leaves behind."""
-    commits = Path(settings.checkpoint_path(QUERY)) / "commits"
-    last = max(commits.glob("[0-9]*"), key=lambda p: int(p.name))
-    last.unlink()
-    (commits / f".{last.name}.crc").unlink(missing_ok=True)  # the local file system's checksum
 
 
 @pytest.mark.slow

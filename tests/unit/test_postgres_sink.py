@@ -28,7 +28,7 @@ class Crash(Exception):
 def sink_for(pg_dsn):
     postgres.create_tables(pg_dsn)
     lease = PostgresLease(pg_dsn)
-    fence = Fence.start(lease, "refine")
+    fence = Fence.start(lease, "events")
     return lambda guarantee, f=fence: PostgresSink(pg_dsn, guarantee, f)
 
 
@@ -96,7 +96,7 @@ def test_at_most_once_loses_a_batch_crashed_between_progress_and_rows(sink_for, 
 @pytest.mark.parametrize("guarantee", postgres.GUARANTEES)
 def test_a_zombie_never_writes_a_row(sink_for, pg_dsn, guarantee):
     zombie = sink_for(guarantee)
-    Fence.start(PostgresLease(pg_dsn), "refine")  # a newer instance takes over
+    Fence.start(PostgresLease(pg_dsn), "events")  # a newer instance takes over
     with pytest.raises(Fenced):
         zombie.deliver(7, BATCH)
     assert totals(pg_dsn, guarantee) == {}

@@ -21,9 +21,8 @@ from jobs.reading import classify_records
 from jobs.reference import ad_ids, campaign_ids
 from jobs.tables import EVENT_TYPES, QUARANTINE, SILVER, SOURCE_KEY
 from jobs.transforms.parse import FIELDS, ID_PATTERN
-from streaming.refine import RefineBatch
 from tests.conftest import lake_settings
-from tests.helpers import PRODUCED_AT, bronze_frame, prepare_lake, records, sorted_rows
+from tests.helpers import PRODUCED_AT, bronze_frame, prepare_lake, records, sorted_rows, stream
 
 pytestmark = pytest.mark.unit
 
@@ -151,11 +150,9 @@ def test_each_record_gets_one_outcome_whatever_its_batch(spark, reading_lake, pa
 def test_stream_batch_and_verification_agree_on_every_record(spark, tmp_path_factory, payloads):
     settings = lake_settings(tmp_path_factory.mktemp("agree"))
     rows = records(payloads, partitions=3)
-    prepare_lake(spark, settings, rows)
-    refine = RefineBatch(settings, log_progress=False)
+    prepare_lake(spark, settings)
     half = len(rows) // 2
-    refine(bronze_frame(spark, rows[:half]), 0)
-    refine(bronze_frame(spark, rows[half:]), 1)
+    stream(spark, settings, [rows[:half], rows[half:]])
     rebuild(spark, settings)
     for table in (SILVER, QUARANTINE):
         assert sorted_rows(spark, settings, table) == sorted_rows(spark, settings, table, "rebuild"), table.name

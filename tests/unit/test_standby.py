@@ -53,10 +53,10 @@ def test_the_lock_is_free_the_moment_its_holder_is_killed(tmp_path):
 
 def test_a_standby_takes_its_turn_when_the_active_instance_dies(tmp_path):
     lease, path = FileLease(str(tmp_path)), tmp_path / "job.lock"
-    lease.acquire("refine")  # the active instance's epoch
+    lease.acquire("events")  # the active instance's epoch
     active = holder(path)
     wait_held(active)
-    standby = waiting(lease, ActiveLock(path), ["refine"])
+    standby = waiting(lease, ActiveLock(path), ["events"])
     time.sleep(1)
     assert standby.is_alive(), "the standby took over from a live instance"
     active.kill()
@@ -66,13 +66,13 @@ def test_a_standby_takes_its_turn_when_the_active_instance_dies(tmp_path):
 
 def test_a_standby_leaves_the_turn_to_a_newer_instance_started_while_it_waited(tmp_path):
     lease, path = FileLease(str(tmp_path)), tmp_path / "job.lock"
-    lease.acquire("refine")
+    lease.acquire("events")
     old = holder(path)
     wait_held(old)
     lock = ActiveLock(path)
-    standby = waiting(lease, lock, ["refine"])
+    standby = waiting(lease, lock, ["events"])
     time.sleep(0.5)
-    lease.acquire("refine")  # a newer instance starts: it fences the old one and waits for the lock
+    lease.acquire("events")  # a newer instance starts: it fences the old one and waits for the lock
     newer = holder(path)
     old.kill()
     wait_held(newer)  # it got the lock, if need be after the standby let go of it

@@ -1,0 +1,97 @@
+"""Exactly-once commits with delta-rs: a replay is skipped, a zombie is refused, atomically."""
+
+import threading
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from jobs import commits
+from jobs.commits import Table, Txn
+from jobs.fencing import Fenced
+
+pytestmark = pytest.mark.unit
+
+SCHEMA = pa.schema([("k", pa.string()), ("n", pa.int64())])
+
+
+def rows(*pairs) -> pa.Table:
+    return pa.Table.from_pylist([{"k": k, "n": n} for k, n in pairs], SCHEMA)
+
+
+@pytest.fixture
+def table(tmp_path) -> Table:
+    write_deltalake(str(tmp_path / "t"), SCHEMA.empty_table())
+    return Table(str(tmp_path / "t"))
+
+
+def content(table: Table) -> list[tuple]:
+    return sorted((r["k"], r["n"]) for r in DeltaTable(table.uri).to_pyarrow_table().to_pylist())
+
+
+def test_a_replayed_batch_is_skipped(table):
+    assert commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
+    assert not commits.append(table, rows(("a", 1)), Txn("job", 1, 1))  # the same batch again
+    assert commits.append(table, rows(("b", 2)), Txn("job", 1, 2))
+    assert content(table) == [("a", 1), ("b", 2)]
+
+
+def test_a_new_epoch_keeps_the_position_and_skips_what_the_old_one_committed(table):
+    commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
+    assert commits.claim(table, "job", 2) == 1  # a new instance: batch 1 is done already
+    assert not commits.append(table, rows(("a", 1)), Txn("job", 2, 1))  # its replay of batch 1
+    assert commits.append(table, rows(("b", 2)), Txn("job", 2, 2))
+    assert content(table) == [("a", 1), ("b", 2)]
+
+
+def test_a_zombie_cannot_commit_after_a_newer_epoch_claimed_the_table(table):
+    commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
+    commits.claim(table, "job", 2)
+    with pytest.raises(Fenced, match="epoch 1 was superseded by epoch 2"):
+        commits.append(table, rows(("z", 9)), Txn("job", 1, 2))
+    assert content(table) == [("a", 1)]
+
+
+def test_a_zombie_that_read_the_table_before_the_claim_is_refused_at_commit(table):
+    """Check and commit are atomic: a claim that lands in between makes the commit fail."""
+    commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
+    zombie = Table(table.uri)
+    assert commits.should_commit(zombie, Txn("job", 1, 2))  # it checks: fine so far
+    commits.claim(Table(table.uri), "job", 2)  # a newer instance claims meanwhile
+    with pytest.raises(Exception, match="Concurrent transaction"):
+        commits._write(zombie, rows(("z", 9)), Txn("job", 1, 2))
+    assert content(table) == [("a", 1)]
+
+
+def test_accumulate_adds_once_per_batch(table):
+    key, values = ["k"], ["n"]
+    commits.accumulate(table, rows(("a", 1), ("b", 2)), key, values, Txn("job", 1, 1))
+    commits.accumulate(table, rows(("a", 10)), key, values, Txn("job", 1, 2))
+    commits.accumulate(table, rows(("a", 10)), key, values, Txn("job", 1, 2))  # replay: skipped
+    assert content(table) == [("a", 11), ("b", 2)]
+
+
+def test_apply_changes_upserts_and_deletes_in_one_commit(table):
+    commits.append(table, rows(("a", 1), ("b", 2)), Txn("job", 1, 1))
+    changes = pa.table({"k": ["a", "b", "c"], "n": [5, 0, 3], commits.DELETE_FLAG: [False, True, False]})
+    before = DeltaTable(table.uri).version()
+    commits.apply_changes(table, changes, ["k"], Txn("job", 1, 2))
+    assert content(table) == [("a", 5), ("c", 3)]
+    assert DeltaTable(table.uri).version() == before + 1
+
+
+def test_concurrent_writers_of_one_app_id_never_both_commit_a_position(table):
+    results: list = []
+
+    def write(n: int) -> None:
+        try:
+            results.append(commits.append(Table(table.uri), rows((f"w{n}", n)), Txn("job", 1, 1)))
+        except Exception as exc:  # noqa: BLE001 - the loser of the race sees a conflict
+            results.append(type(exc).__name__)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(content(table)) == 1, results
