@@ -30,11 +30,21 @@ $(VENV)/.installed: requirements.lock
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
-jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved
+jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/reader/.resolved
 $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*
 	@$(MVN) -f infra/maven/$*/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(JARS)/$*
+	@touch $@
+
+# The strict reading's UDF (jvm/reader) is built, not resolved: this rule wins over the pattern above.
+# Its pom compiles into .cache/build/reader; only the jar goes to $(JARS)/reader.
+READER_SOURCES := $(shell find jvm/reader/src -name '*.java')
+$(JARS)/reader/.resolved: infra/maven/reader/pom.xml infra/maven/settings.xml $(READER_SOURCES)
+	@echo "building the reader jar with Maven into $(JARS)/reader"
+	@rm -rf $(JARS)/reader && mkdir -p $(JARS)/reader
+	@$(MVN) -f infra/maven/reader/pom.xml clean package
+	@cp $(CURDIR)/.cache/build/reader/effectively-once-reader-*.jar $(JARS)/reader/
 	@touch $@
 
 lock: ## re-resolve pyproject.toml into requirements.lock in a scratch venv

@@ -1,7 +1,8 @@
 """The Spark session builder shared by streaming, batch, verification and tests.
 
 Jars come from `.cache/jars/spark` (resolved by Maven from infra/maven/spark/pom.xml), never
-from Ivy. Under spark-submit the master and jars come from the command line instead.
+from Ivy, and `.cache/jars/reader` (the strict reading's UDF, built from jvm/reader). Under
+spark-submit the master and jars come from the command line instead.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from jobs.config import REPO_ROOT, Settings
 
 SPARK_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "spark"
 AWS_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "aws"
+READER_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "reader"
+READER_JAR_GLOB = "effectively-once-reader-*.jar"
 LOG_CONFIG = REPO_ROOT / "infra" / "conf" / "spark-log4j2.properties"
 DRIVER_JAVA_OPTIONS = f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}"
 
@@ -48,11 +51,23 @@ class MissingJarsError(RuntimeError):
     """The Maven-resolved jars are not there yet."""
 
 
-def jar_paths(object_store: bool = False, jars_dir: Path = SPARK_JARS_DIR, aws_dir: Path = AWS_JARS_DIR) -> list[str]:
-    """Delta + Kafka connector jars; with `object_store`, also hadoop-aws and the AWS SDK modules it needs."""
+def jar_paths(
+    object_store: bool = False,
+    jars_dir: Path = SPARK_JARS_DIR,
+    aws_dir: Path = AWS_JARS_DIR,
+    reader_dir: Path = READER_JARS_DIR,
+) -> list[str]:
+    """Delta + Kafka connector jars and the reader jar (jobs/transforms/parse.py reads records with it);
+    with `object_store`, also hadoop-aws and the AWS SDK modules it needs."""
     jars = sorted(str(p) for p in jars_dir.glob("*.jar"))
     if not any("delta-spark" in j for j in jars) or not any("spark-sql-kafka" in j for j in jars):
         raise MissingJarsError(f"Delta and Kafka connector jars not found in {jars_dir}; run `make jars` first")
+    reader = sorted(str(p) for p in reader_dir.glob(READER_JAR_GLOB))
+    if len(reader) != 1:
+        raise MissingJarsError(
+            f"expected one reader jar ({READER_JAR_GLOB}) in {reader_dir}, found {len(reader)}; run `make jars` first"
+        )
+    jars += reader
     if object_store:
         aws = sorted(str(p) for p in aws_dir.glob("*.jar"))
         if not any("hadoop-aws" in j for j in aws):

@@ -1,8 +1,9 @@
 """Raw Kafka records -> typed events, each with a quarantine reason or none.
 
 The one strict reading of a record, shared by stream, batch and verification (docs/bad-input.md).
-Every rule is a column expression evaluated in the JVM (no Python UDF), so stream and batch
-classify a record identically and no record value crosses into Python to be read.
+A record is read in one pass in the JVM by a Java UDF (jvm/reader, io.effectivelyonce.reader.ReadEvent,
+Jackson's streaming parser), so stream and batch classify a record identically and no record value
+crosses into Python to be read. The UDF returns the typed fields and the first rule broken.
 
 Reasons, first match wins, in this order:
 1. the record: malformed_json:{empty,too_large,invalid_utf8,repeated_key,syntax,not_object,trailing_data}
@@ -15,31 +16,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.tables import EVENT_TYPES, QUARANTINE, SILVER, SOURCE_KEY
+from jobs.tables import QUARANTINE, SILVER, SOURCE_KEY
 
 ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
 REQUIRED_FIELDS = ("event_id", "event_type", "event_time", "user_id", "session_id", "campaign_id", "ad_id")
 FIELDS = (*REQUIRED_FIELDS, "price")
 
-# Java regular expressions. \A and \z, never ^ and $: "$" also matches before a final newline,
-# which would let "u1\n" through as an id.
+# The id domain (the UDF's Ids class holds it; tests check against this). \A and \z, never ^ and $:
+# "$" also matches before a final newline, which would let "u1\n" through as an id.
 ID_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z"
-# A value DECIMAL(10,2) holds exactly, nothing rounded: up to 8 integer digits (leading zeros
-# aside) and 2 decimals (trailing zeros aside), so "1.500" is 1.50 and "1.234" is refused.
-PRICE_PATTERN = r"\A-?0*[0-9]{1,8}(\.[0-9]{1,2}0*)?\z"
-# A date and a time of day, at most microseconds (what a Spark timestamp holds), Z or an offset.
-EVENT_TIME_PATTERN = (
-    r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})\z"
+
+# The UDF (jobs/spark.py puts its jar on every session's classpath) and the struct it returns.
+READER_FUNCTION = "eo_read_event"
+READER_CLASS = "io.effectivelyonce.reader.ReadEvent"
+READING = (
+    "struct<event_id: string, event_type: string, event_time: timestamp, user_id: string, session_id: string, "
+    "campaign_id: string, ad_id: string, price: decimal(10,2), reason: string>"
 )
-# A JSON string literal, written with possessive loops: no backtracking, no recursion per char.
-JSON_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-JSON_SPACE = " \t\r\n"
-# An object whose values are all scalars, with nothing after it (tested after strings are blanked).
-FLAT_OBJECT = r"\A[ \t\r\n]*\{[^{}\[\]]*\}[ \t\r\n]*\z"
-INTEGER_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 
 
 @dataclass(frozen=True)
@@ -67,134 +63,43 @@ def first_reason(*checks: tuple[Column, str]) -> Column:
     return expr
 
 
-def _trailing_data(text: Column) -> Column:
-    """True when anything but white space follows the first JSON value of `text`.
-
-    Only asked of text whose first value is a valid object. String literals are blanked first,
-    so every brace left is structural. A flat object settles it with one regex; otherwise a walk
-    over the characters finds where the depth first returns to zero (rare: nested extra fields).
-    """
-    # The usual record: its first "}" is its last character, so the object can only end there.
-    # Counted in bytes (cheap) and trimmed of spaces only: a final tab or newline takes the slow path.
-    first_close_is_last = F.octet_length(F.substring_index(text, "}", 1)) + 1 == F.octet_length(F.rtrim(text))
-    blanked = F.regexp_replace(text, JSON_STRING, '""')
-    start = F.struct(F.lit(0).alias("depth"), F.lit(False).alias("closed"), F.lit(False).alias("trailing"))
-
-    def step(acc: Column, c: Column) -> Column:
-        closing = c.isin("}", "]")
-        delta = F.when(c.isin("{", "["), 1).when(closing, -1).otherwise(0)
-        return F.struct(
-            (acc["depth"] + delta).alias("depth"),
-            (acc["closed"] | ((acc["depth"] == 1) & closing)).alias("closed"),
-            (acc["trailing"] | (acc["closed"] & ~c.isin(*JSON_SPACE))).alias("trailing"),
-        )
-
-    walk = F.aggregate(F.split(blanked, ""), start, step, lambda acc: acc["trailing"])
-    return F.when(first_close_is_last, F.lit(False)).when(blanked.rlike(FLAT_OBJECT), False).otherwise(walk)
+def register_reader(spark: SparkSession) -> None:
+    """Make the reading UDF known to `spark` (once per session: a stream's batches run in a clone)."""
+    if not spark.catalog.functionExists(READER_FUNCTION):
+        spark.udf.registerJavaFunction(READER_FUNCTION, READER_CLASS, READING)
 
 
-def _record_checks(value: Column, text: Column, v: Column, domains: Domains) -> list[tuple[Column, str]]:
-    keys = F.json_object_keys(text)
-    # Only what failed to parse can be empty or repeat a key: the dearer checks wait for that.
-    return [
-        (value.isNull() | (v.isNull() & (F.trim(text, F.lit(JSON_SPACE)) == "")), "malformed_json:empty"),
-        (F.octet_length(value) > domains.max_record_bytes, "malformed_json:too_large"),
-        (~F.is_valid_utf8(value), "malformed_json:invalid_utf8"),
-        (v.isNull() & (F.size(F.array_distinct(keys)) < F.size(keys)), "malformed_json:repeated_key"),
-        (v.isNull(), "malformed_json:syntax"),
-        (~text.rlike(r"\A[ \t\r\n]*\{"), "malformed_json:not_object"),
-        (_trailing_data(text), "malformed_json:trailing_data"),
-    ]
-
-
-def _is_number(kind: Column) -> Column:
-    """A JSON number in plain notation: Variant reads those exactly, as integers or decimals.
-    An exponent makes it a DOUBLE, which is a float, so never a price."""
-    return kind.isin(*INTEGER_TYPES) | kind.startswith("DECIMAL(")
-
-
-def _type_checks(kinds: dict[str, Column]) -> list[tuple[Column, str]]:
-    absent = {name: kinds[name].isNull() | (kinds[name] == "VOID") for name in FIELDS}  # VOID: JSON null
-    checks: list[tuple[Column, str]] = []
-    for name in REQUIRED_FIELDS:
-        checks += [(absent[name], f"missing_field:{name}"), (kinds[name] != "STRING", f"bad_type:{name}")]
-    price_ok = (kinds["price"] == "STRING") | _is_number(kinds["price"])
-    checks.append((~absent["price"] & ~price_ok, "bad_type:price"))
-    return checks
-
-
-def _event_time(text: Column, kafka_ts: Column, domains: Domains) -> Column:
-    """The event time when it is inside its domain, else null: an out-of-range timestamp never
-    leaves this function (year 0 parses in Spark but not in Python, and would poison a collect)."""
-    skew = F.expr(f"INTERVAL {int(domains.max_future_skew_minutes)} MINUTES")
-    floor = F.to_timestamp(F.lit(domains.event_time_floor))
-    parsed = F.when(text.rlike(EVENT_TIME_PATTERN), F.try_to_timestamp(text))
-    return F.when((parsed >= floor) & (parsed <= kafka_ts + skew), parsed)
-
-
-def _value_checks(strings: dict[str, Column], event_time: Column) -> list[tuple[Column, str]]:
-    price = strings["price"]
-    purchase = strings["event_type"] == "purchase"
-    checks: list[tuple[Column, str]] = [(~strings["event_id"].rlike(ID_PATTERN), "bad_value:event_id")]
-    checks += [
-        (~strings["event_type"].isin(*EVENT_TYPES), "bad_value:event_type"),
-        (event_time.isNull(), "bad_value:event_time"),
-    ]
-    checks += [(~strings[name].rlike(ID_PATTERN), f"bad_value:{name}") for name in ID_FIELDS[1:]]
-    checks += [
-        (purchase & price.isNull(), "missing_field:price"),
-        (price.isNotNull() & (~purchase | ~price.rlike(PRICE_PATTERN)), "bad_value:price"),
-        (price.try_cast("decimal(10,2)") < 0, "bad_value:price"),
-    ]
-    return checks
+def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Column:
+    """The reading of one record: a READING struct. The bounds go as literals, in the UDF's units."""
+    floor = F.unix_micros(F.to_timestamp(F.lit(domains.event_time_floor)))
+    return F.call_function(
+        READER_FUNCTION,
+        value,
+        F.unix_micros(kafka_timestamp),
+        floor,
+        F.lit(int(domains.max_future_skew_minutes)).cast("int"),
+        F.lit(int(domains.max_record_bytes)).cast("int"),
+    )
 
 
 def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
     """Bronze rows -> source coordinates, raw text, typed fields and `reason` (null if valid)."""
+    register_reader(raw.sparkSession)
     text = F.col("value").cast("string")
     readable = F.when(F.is_valid_utf8("value"), text).otherwise(F.make_valid_utf8(text))
-    # Variant's parser is the strict one: no single quotes, NaN, leading zeros or repeated keys,
-    # and numbers kept exact. Parsed once per record, in its own projection.
-    parsed = raw.select(
+    read = raw.select(
         *SOURCE_KEY,
         "kafka_timestamp",
         F.make_valid_utf8(F.col("key")).alias("key"),
-        "value",
-        text.alias("_text"),
         readable.alias("raw_value"),
-        F.when(
-            F.is_valid_utf8("value") & (F.octet_length("value") <= domains.max_record_bytes), F.try_parse_json(text)
-        ).alias("_v"),
+        read_event(F.col("value"), F.col("kafka_timestamp"), domains).alias("_read"),
     )
-    # One lookup of every field, each still a Variant, so its JSON type can be asked.
-    shape = "struct<" + ", ".join(f"{name}: variant" for name in FIELDS) + ">"
-    fields = parsed.select("*", F.try_variant_get("_v", "$", shape).alias("_f"))
-    kinds = {name: F.schema_of_variant(f"_f.{name}") for name in FIELDS}
-    plain = {name: F.col(f"_f.{name}").cast("string") for name in FIELDS}
-    strings = {name: F.when(kinds[name] == "STRING", plain[name]) for name in FIELDS}
-    strings["price"] = F.when((kinds["price"] == "STRING") | _is_number(kinds["price"]), plain["price"])
-    typed = fields.select(
-        "*", *(strings[name].alias(f"_{name}") for name in FIELDS), *(kinds[n].alias(f"_kind_{n}") for n in FIELDS)
-    )
-    s = {name: F.col(f"_{name}") for name in FIELDS}
-    k = {name: F.col(f"_kind_{name}") for name in FIELDS}
-    event_time = _event_time(s["event_time"], F.col("kafka_timestamp"), domains)
-    checks = [
-        *_record_checks(F.col("value"), F.col("_text"), F.col("_v"), domains),
-        *_type_checks(k),
-        *_value_checks(s, event_time),
-    ]
-    reason = first_reason(*checks)
-    return typed.select(
+    return read.select(
         *SOURCE_KEY,
         "kafka_timestamp",
         "key",
         "raw_value",
-        *(s[name].alias(name) for name in ID_FIELDS),
-        s["event_type"].alias("event_type"),
-        event_time.alias("event_time"),
-        F.when(s["price"].rlike(PRICE_PATTERN), s["price"].try_cast("decimal(10,2)")).alias("price"),
-        reason.alias("reason"),
+        *(F.col(f"_read.{name}").alias(name) for name in (*ID_FIELDS, "event_type", "event_time", "price", "reason")),
     )
 
 
