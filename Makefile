@@ -47,6 +47,14 @@ $(JARS)/reader/.resolved: infra/maven/reader/pom.xml infra/maven/settings.xml $(
 	@cp $(CURDIR)/.cache/build/reader/effectively-once-reader-*.jar $(JARS)/reader/
 	@touch $@
 
+# EMR job runs need the release's connectors and the project's own reader jar (it serves Spark 4.1 and 4.2).
+$(JARS)/emr/.resolved: infra/maven/emr/pom.xml infra/maven/settings.xml $(JARS)/reader/.resolved
+	@echo "resolving emr jars with Maven into $(JARS)/emr"
+	@rm -rf $(JARS)/emr && mkdir -p $(JARS)/emr
+	@$(MVN) -f infra/maven/emr/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(JARS)/emr
+	@cp $(JARS)/reader/effectively-once-reader-*.jar $(JARS)/emr/
+	@touch $@
+
 lock: ## re-resolve pyproject.toml into requirements.lock in a scratch venv
 	rm -rf .cache/lock-venv && $(PY) -m venv .cache/lock-venv
 	.cache/lock-venv/bin/pip install -q -e '.[dev]'

@@ -3,7 +3,8 @@
 set -euo pipefail
 
 need=()
-command -v java >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
+# javac too: the strict reading is a Java UDF built here (jvm/reader).
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 command -v python3.11 >/dev/null 2>&1 || need+=(python3.11 python3.11-venv)
 # Debian's Chromium: the browser the Airflow UI test drives (no browser download at run time).

@@ -55,6 +55,7 @@ MONITOR_KAFKA_TOPIC_ACTIONS = frozenset({"kafka-cluster:DescribeTopic"})
 MONITOR_KAFKA_GROUP_ACTIONS = frozenset({"kafka-cluster:DescribeGroup"})
 
 EMR_POM = Path(__file__).resolve().parent.parent / "infra" / "maven" / "emr" / "pom.xml"
+READER_POM = EMR_POM.parent.parent / "reader" / "pom.xml"
 POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
 
 
@@ -88,6 +89,8 @@ class EmrRuntime:
             "delta-storage": f"delta-storage-{delta}.jar",
             "spark-sql-kafka": f"spark-sql-kafka-0-10_{scala}-{spark}.jar",
             "aws-msk-iam-auth": f"aws-msk-iam-auth-{self.msk_iam_auth_version}.jar",
+            # The strict reading's UDF (jvm/reader), built against Spark 4.1's API: it runs on both.
+            "effectively-once-reader": f"effectively-once-reader-{reader_version()}.jar",
         }
 
     def check(self) -> EmrRuntime:
@@ -102,6 +105,10 @@ class EmrRuntime:
         if ".".join(self.spark_version.split(".")[:2]) != self.spark_binary_version:
             raise RuntimeMismatch(f"Spark {self.spark_version} is not Spark {self.spark_binary_version}")
         return self
+
+
+def reader_version(pom: Path = READER_POM) -> str:
+    return (ET.parse(pom).find("m:version", POM_NS).text or "").strip()
 
 
 def emr_runtime(pom: Path = EMR_POM) -> EmrRuntime:

@@ -116,22 +116,6 @@ def classify(parsed: DataFrame, campaigns: DataFrame, ads: DataFrame) -> DataFra
     return joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ads")
 
 
-def isolated(raw: DataFrame, reasons: DataFrame) -> DataFrame:
-    """Records quarantined unread, with given reasons (poison), in the shape `classify` returns."""
-    rows = raw.join(F.broadcast(reasons.select(*SOURCE_KEY, "reason")), on=list(SOURCE_KEY))
-    text = F.col("value").cast("string")
-    return rows.select(
-        *SOURCE_KEY,
-        "kafka_timestamp",
-        F.make_valid_utf8(F.col("key")).alias("key"),
-        F.make_valid_utf8(text).alias("raw_value"),
-        *(F.lit(None).cast("string").alias(name) for name in (*ID_FIELDS, "event_type")),
-        F.lit(None).cast("timestamp").alias("event_time"),
-        F.lit(None).cast("decimal(10,2)").alias("price"),
-        "reason",
-    )
-
-
 def quarantine_rows(classified: DataFrame) -> DataFrame:
     return classified.where(F.col("reason").isNotNull()).select(*QUARANTINE.columns)
 

@@ -80,7 +80,7 @@ def test_a_pom_whose_versions_drift_from_the_release_is_refused(runtime, change,
 
 def test_exactly_the_resolved_jars_pass(runtime, tmp_path):
     folder = jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
-    assert len(emr_serverless.emr_jar_paths(runtime, folder)) == 4 + len(OTHERS)
+    assert len(emr_serverless.emr_jar_paths(runtime, folder)) == 5 + len(OTHERS)
 
 
 def test_jars_for_the_local_spark_are_refused(runtime, tmp_path):
@@ -121,7 +121,7 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     keys = emr_serverless.upload(settings, s3, log=lambda _: None)
     assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"
     manifest = json.loads(s3.objects["jars/manifest.json"])
-    assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 4 + len(OTHERS)
+    assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 5 + len(OTHERS)
 
     driver = emr_serverless.job_driver(settings, "streaming/run.py", ["run"], outputs=outputs, s3=s3)["sparkSubmit"]
     conf = driver["sparkSubmitParameters"].split("--conf ")

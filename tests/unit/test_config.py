@@ -26,7 +26,7 @@ def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypa
     monkeypatch.setenv("EO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
     settings = load_settings()
     assert settings.table_path("bronze") == "s3a://my-lake/lake/bronze/events"
-    assert settings.checkpoint_path("events") == "s3a://my-cp/checkpoints/refine"
+    assert settings.checkpoint_path("events") == "s3a://my-cp/checkpoints/events"
     assert settings.spark_conf["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
     assert settings.remote and not load_settings("local").remote
     assert settings.kafka_bootstrap == "127.0.0.1:29092"

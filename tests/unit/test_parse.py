@@ -11,7 +11,7 @@ import pytest
 
 from jobs.reference import ad_rows, campaign_rows
 from jobs.tables import ADS, CAMPAIGNS, SOURCE_KEY
-from jobs.transforms.parse import Domains, classify, isolated, parse_events, quarantine_rows, valid_events
+from jobs.transforms.parse import Domains, classify, parse_events, quarantine_rows, valid_events
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
 pytestmark = pytest.mark.unit
@@ -128,13 +128,25 @@ def test_split_keeps_every_record_once(spark):
     assert all(r.event_date is not None for r in valid)
 
 
-def test_isolated_records_are_quarantined_unread(spark):
-    raw = bronze_frame(spark, records([b"\xff poison", event("e1", 0)]))
+def test_poison_records_are_quarantined_unread_with_their_recorded_reason(spark, lake, monkeypatch):
+    """The reading skips a record recorded as poison (it would fail again) and quarantines it with
+    the reason, key and raw value recorded: the stream's restart and the batch rebuild alike."""
+    from jobs.reading import POISON_COLUMNS, classify_records
+    from tests.helpers import prepare_lake
+
+    prepare_lake(spark, lake)
+    monkeypatch.setenv("EO_FAULT_POISON", "__boom__")  # reading this record fails its task
+    raw = bronze_frame(spark, records([b"__boom__ poison", event("e1", 0)]))
     first = raw.orderBy(*SOURCE_KEY).first()
-    reasons = spark.createDataFrame(
-        [(first.kafka_topic, first.kafka_partition, first.kafka_offset, "poison:USER_RAISED_EXCEPTION")],
-        "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING",
+    poison = spark.createDataFrame(
+        [(first.kafka_topic, first.kafka_partition, first.kafka_offset, "poison:USER_RAISED_EXCEPTION", "k", "raw")],
+        ", ".join(
+            f"{c} {t}"
+            for c, t in zip(POISON_COLUMNS, ("STRING", "INT", "BIGINT", "STRING", "STRING", "STRING"), strict=True)
+        ),
     )
-    (row,) = isolated(raw, reasons).collect()
-    assert row.reason == "poison:USER_RAISED_EXCEPTION" and row.event_id is None
-    assert row.raw_value == bytes(first.value).decode("utf-8", "replace")
+    at = (first.kafka_partition, first.kafka_offset)
+    rows = {(r.kafka_partition, r.kafka_offset): r for r in classify_records(spark, lake, raw, poison).collect()}
+    bad, good = rows[at], next(r for coordinates, r in rows.items() if coordinates != at)
+    assert (bad.reason, bad.key, bad.raw_value, bad.event_id) == ("poison:USER_RAISED_EXCEPTION", "k", "raw", None)
+    assert good.reason is None and good.event_id == "e1"
