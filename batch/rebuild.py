@@ -111,10 +111,10 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     classified = classify_log(spark, settings).persist()  # parsed once, read twice
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
-    if interval is None and target == "rebuild":
+    if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         lake.overwrite(quarantine, settings.table_path(QUARANTINE.name, target))
-        lake.overwrite(silver, settings.table_path(SILVER.name, target))
+        lake.overwrite(silver, settings.table_path(SILVER.name, target), even_append_only=True)
         silver = lake.read(spark, settings, SILVER, target)
     else:
         silver = silver.persist()

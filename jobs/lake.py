@@ -144,12 +144,23 @@ def claim(spark: SparkSession, table: TableDef, path: str, txn: Txn) -> None:
     empty.write.format("delta").mode("append").option("txnAppId", txn[0]).option("txnVersion", txn[1]).save(path)
 
 
-def overwrite(rows: DataFrame, path: str, replace_where: str | None = None) -> None:
-    """Overwrite the whole table, or only the rows matching `replace_where`, atomically."""
+def overwrite(rows: DataFrame, path: str, replace_where: str | None = None, even_append_only: bool = False) -> None:
+    """Overwrite the whole table, or only the rows matching `replace_where`, atomically.
+
+    `even_append_only`: a table that only grows (silver) is rebuilt whole all the same: its
+    append-only guard is lifted for this one commit and set again (a full rebuild, a reset)."""
     writer = rows.write.format("delta").mode("overwrite")
     if replace_where:
         writer = writer.option("replaceWhere", replace_where)
-    writer.save(path)
+    if not even_append_only:
+        writer.save(path)
+        return
+    spark = rows.sparkSession
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'false')")
+    try:
+        writer.save(path)
+    finally:
+        spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'true')")
 
 
 def _metrics(result: DataFrame | None) -> dict:

@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -27,7 +27,7 @@ from jobs.kafka_admin import topic_partitions
 from jobs.reference import ensure_reference
 from jobs.sinks import postgres
 from jobs.spark import build_session
-from jobs.tables import BRONZE, REFERENCE, ensure_tables
+from jobs.tables import BRONZE, REFERENCE, SEED, ensure_tables
 from streaming import checkpoint, poison
 from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
 from streaming.plan import Source, events_plan, kafka_records, kafka_records_between
@@ -124,6 +124,18 @@ def start_query(spark: SparkSession, settings: Settings, knobs: Knobs, batch: Mi
     return writer.trigger(processingTime=f"{knobs.trigger_seconds} seconds").start()
 
 
+def read_seed(spark: SparkSession, settings: Settings, batch: MicroBatch, source: Source) -> None:
+    """After a reset: the seed into the engine state first, Kafka held back meanwhile, so that no
+    live copy of an event can race its original (streaming/reset.py)."""
+    began = time.monotonic()
+    query = start_query(spark, settings, Knobs(), batch, replace(source, hold_back=True))
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    print(f"[streaming] seed read into the engine state in {time.monotonic() - began:.1f} s", flush=True)
+
+
 def warm_up(spark, settings: Settings) -> None:
     """What a restarted driver would do first, done ahead: load the tables' logs and run a tiny
     job on each, so the JVM has compiled the paths a batch takes."""
@@ -216,6 +228,8 @@ def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
 
     batch = MicroBatch(settings, fence, sinks, app_id=app_id, records_of=records_of)
     try:
+        if new and not lake.read(spark, settings, SEED).isEmpty():
+            read_seed(spark, settings, batch, source)
         return _run_query(spark, settings, knobs, batch, source, started)
     except Exception as exc:
         layer = _refused_by(exc)

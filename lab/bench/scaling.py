@@ -20,10 +20,8 @@ from pyspark.sql import SparkSession
 
 from batch.rebuild import rebuild
 from jobs.config import Settings
-from jobs.kafka_admin import topic_partitions
-from jobs.tables import BRONZE, SILVER
-from lab.bench.synthetic import bronze_log, silver_history
-from streaming.queries import Knobs, start_ingest, start_refine
+from jobs.tables import BRONZE
+from lab.bench.synthetic import bronze_log
 from streaming.run import prepare
 
 LOG_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -59,36 +57,3 @@ def scaling_exponent(points: list[tuple[float, float]]) -> float | None:
     xs, ys = [math.log(n) for n, _ in points], [math.log(s) for _, s in points]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     return round(sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs), 3)
-
-
-def refine_batches(spark: SparkSession, settings: Settings, history: int, folder: Path, batch_records: int) -> dict:
-    """Micro-batch durations of ingest + refine over the topic's events, silver holding `history` events."""
-    settings = fresh_lake(settings, folder)
-    prepare(spark, settings)
-    started = time.monotonic()
-    silver_history(spark, history, HISTORY_END).write.format("delta").mode("append").save(
-        settings.table_path(SILVER.name)
-    )
-    written = time.monotonic() - started
-    ingest = start_ingest(
-        spark, settings, Knobs(until_caught_up=True, max_offsets_per_trigger=batch_records), topic_partitions(settings)
-    )
-    ingest.awaitTermination()
-    # Refine as many bronze files per batch as one ingest batch wrote: batches of `batch_records`.
-    ingest_batches = sum(1 for p in ingest.recentProgress if p["numInputRows"])
-    files = spark.read.format("delta").load(settings.table_path(BRONZE.name)).inputFiles()
-    per_batch = max(1, math.ceil(len(files) / max(1, ingest_batches)))
-    refine = start_refine(spark, settings, Knobs(until_caught_up=True, max_files_per_trigger=per_batch))
-    refine.awaitTermination()
-    durations = [p["durationMs"]["triggerExecution"] / 1000 for p in refine.recentProgress if p["numInputRows"]]
-    rows = [p["numInputRows"] for p in refine.recentProgress if p["numInputRows"]]
-    steady = sorted(durations[1:] or durations)  # the first batch also warms the JVM up
-    shutil.rmtree(folder, ignore_errors=True)
-    return {
-        "history_events": history,
-        "history_write_seconds": round(written, 1),
-        "batches": len(durations),
-        "records_per_batch": round(sum(rows) / len(rows)) if rows else 0,
-        "batch_seconds": [round(d, 2) for d in durations],
-        "median_batch_s": round(steady[len(steady) // 2], 2) if steady else None,
-    }

@@ -1,0 +1,61 @@
+"""`python -m streaming reset`: start the stream afresh from bronze, as if it had never stopped.
+
+A checkpoint holds the query's Kafka offsets and its engine state: every event id accepted and
+every (campaign, type, minute, user) counted (streaming/plan.py). When it is lost or damaged, a
+reset rebuilds what it stood for from the full log:
+
+1. the checkpoint is moved aside (kept, for a post-mortem);
+2. silver, quarantine and gold are rebuilt from bronze by the batch job, in place;
+3. the seed table gets the rebuilt silver's ids and user tuples;
+4. the next `streaming run` starts a new checkpoint (a new idempotency id for its commits): it
+   reads the seed into its state first, with Kafka held back so that no live copy of an event can
+   race its original, then Kafka right after the last offset bronze holds.
+
+The stream must be stopped: a reset refuses to run while its active lock is held.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+
+from batch.rebuild import rebuild
+from jobs import lake
+from jobs.config import Settings
+from jobs.sinks import postgres
+from jobs.spark import build_session
+from jobs.tables import SEED, SILVER
+from streaming.standby import ActiveLock
+
+QUERY = "events"
+
+
+def write_seed(spark, settings: Settings) -> int:
+    """The seed: each accepted event's id and user tuple, from silver. Returns how many."""
+    seed = lake.read(spark, settings, SILVER).select(*SEED.columns)
+    lake.overwrite(seed, settings.table_path(SEED.name))
+    return lake.read(spark, settings, SEED).count()
+
+
+def reset(settings: Settings) -> int:
+    lock = ActiveLock.for_job(settings, [QUERY])
+    if not lock.try_acquire():
+        print("the stream is running: stop it first (make stream-stop), then reset", file=sys.stderr)
+        return 3
+    spark = build_session("eo-streaming-reset", settings)
+    checkpoint = settings.checkpoint_path(QUERY)
+    if lake.exists(spark, checkpoint):
+        archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
+        lake.rename(spark, checkpoint, archived)
+        print(f"[reset] checkpoint moved to {archived}", flush=True)
+    stats = rebuild(spark, settings, target="main")
+    print(f"[reset] silver, quarantine and gold rebuilt from {stats['bronze_rows']:,} bronze records", flush=True)
+    seeded = write_seed(spark, settings)
+    print(f"[reset] seed written: {seeded:,} event ids for the stream's state", flush=True)
+    dsn, _ = postgres.configured()
+    if dsn:
+        postgres.reset(dsn, QUERY)
+        print("[reset] PostgreSQL sink tables emptied: they receive what the stream adds from now on", flush=True)
+    print("[reset] done: the next `streaming run` reads the seed, then Kafka after bronze's last offset")
+    lock.release()
+    return 0
