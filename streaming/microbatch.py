@@ -213,5 +213,5 @@ def stored_sessions(table: commits.Table, events: pa.Table) -> pa.Table:
     if events.num_rows == 0:
         return schema.empty_table()
     earliest = pc.subtract(pc.min(events["event_time"]), pa.scalar(GAP, pa.duration("us")))
-    reach = (ds.field("session_end") >= earliest) & ds.field("user_id").isin(pc.unique(events["user_id"]))
-    return table.current.to_pyarrow_dataset().to_table(filter=reach).cast(schema)
+    recent = table.current.to_pyarrow_dataset().to_table(filter=ds.field("session_end") >= earliest).cast(schema)
+    return recent.filter(pc.is_in(recent["user_id"], value_set=pc.unique(events["user_id"])))
