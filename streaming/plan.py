@@ -18,7 +18,9 @@ The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once)
 
 After `streaming reset`, the states are rebuilt from the seed table (the rebuilt silver's ids and
 tuples, streaming/reset.py): seed rows enter both states and are then dropped, so nothing is
-written twice. Kafka is held back while the seed is read, so no live copy can race its original.
+written twice. While the seed is being read, records from Kafka whose event id or user tuple the
+seed holds are set aside first (`history`): a state keeps whichever row reaches it first, and a
+live copy must never win over its original.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from jobs.tables import BRONZE, SEED
 from jobs.transforms.metrics import window_start_column
 
 KINDS = ("B", "Q", "E", "U")
+USER_TUPLE = ["campaign_id", "event_type", "window_start", "user_id"]
 
 
 def _valid() -> Column:
@@ -47,7 +50,6 @@ class Source:
 
     starting_offsets: str | None = None  # JSON of offsets, for a new checkpoint only
     max_offsets_per_trigger: int | None = None
-    hold_back: bool = False  # read nothing from Kafka (while the seed is read, after a reset)
 
 
 def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> DataFrame:
@@ -59,8 +61,6 @@ def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> Da
         reader = reader.option("startingOffsets", source.starting_offsets)
     if source.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(source.max_offsets_per_trigger))
-    if source.hold_back:
-        reader = reader.option("minOffsetsPerTrigger", str(2**62)).option("maxTriggerDelay", "365d")
     return as_records(reader.load())
 
 
@@ -111,15 +111,30 @@ def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
     return seed.select(*columns, F.lit(True).alias("_seed"))
 
 
-def marked(records: DataFrame, read: DataFrame, seed: DataFrame | None = None) -> DataFrame:
-    """The B rows of `records` and the Q, E and U rows of their reading `read` (see the module)."""
+def _user_tuple() -> list[Column]:
+    return [F.col("campaign_id"), F.col("event_type"), window_start_column().alias("window_start"), F.col("user_id")]
+
+
+def marked(
+    records: DataFrame, read: DataFrame, seed: DataFrame | None = None, history: DataFrame | None = None
+) -> DataFrame:
+    """The B rows of `records` and the Q, E and U rows of their reading `read` (see the module).
+
+    `history` (a static frame of the seed, only while the seed is being read): what the seed
+    holds is not new, whichever row the states meet first."""
     readings = read.withColumn("_seed", F.lit(False))
+    if history is not None:
+        readings = readings.join(history.select("event_id").distinct(), on="event_id", how="left_anti")
     if seed is not None:
         readings = readings.unionByName(_as_reading(seed, readings))
     readings = readings.withColumn("window_start", window_start_column())
     first = readings.withColumn("_first", _first_key()).dropDuplicates(["_first"])
     kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
     exploded = first.withColumn("_kind", F.explode(kinds))
+    if history is not None:  # a seed row itself goes on: its tuple must enter the state
+        counted = history.select(*_user_tuple()).distinct()
+        counted = counted.withColumn("_kind", F.lit("U")).withColumn("_seed", F.lit(False))
+        exploded = exploded.join(counted, on=[*USER_TUPLE, "_kind", "_seed"], how="left_anti")
     new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
     new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
     bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
@@ -156,9 +171,16 @@ def _aligned(frame: DataFrame) -> DataFrame:
 
 
 def events_plan(
-    spark: SparkSession, settings: Settings, records: DataFrame, poison: DataFrame | None = None
+    spark: SparkSession,
+    settings: Settings,
+    records: DataFrame,
+    poison: DataFrame | None = None,
+    seeding: bool = False,
 ) -> DataFrame:
-    """The whole query: records (from Kafka) and the seed -> B, Q, E and U rows for one foreachBatch."""
+    """The whole query: records (from Kafka) and the seed -> B, Q, E and U rows for one foreachBatch.
+
+    `seeding`: the seed is being read (the first run after a reset): set aside what it holds."""
     read = classify_records(spark, settings, records, poison, local_reference=True)
     read = read.withColumn("event_date", F.to_date("event_time"))
-    return marked(records, read, seed_records(spark, settings))
+    history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
+    return marked(records, read, seed_records(spark, settings), history)

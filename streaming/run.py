@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -111,9 +111,11 @@ def poison_frame(spark: SparkSession, settings: Settings) -> DataFrame:
     return spark.createDataFrame(poison.recorded(settings), POISON_SCHEMA)
 
 
-def start_query(spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source):
+def start_query(
+    spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, seeding: bool = False
+):
     records = kafka_records(spark, settings, source)
-    plan = events_plan(spark, settings, records, poison_frame(spark, settings))
+    plan = events_plan(spark, settings, records, poison_frame(spark, settings), seeding)
     writer = (
         plan.writeStream.queryName(QUERY)
         .foreachBatch(batch)
@@ -125,12 +127,12 @@ def start_query(spark: SparkSession, settings: Settings, knobs: Knobs, batch: Mi
 
 
 def read_seed(spark: SparkSession, settings: Settings, batch: MicroBatch, source: Source) -> None:
-    """After a reset: the seed into the engine state first, Kafka held back meanwhile, so that no
-    live copy of an event can race its original (streaming/reset.py)."""
+    """After a reset: the seed into the engine state, with what Kafka has meanwhile; a live copy of
+    an event the seed holds is set aside, never taken for new (streaming/plan.py)."""
     began = time.monotonic()
-    query = start_query(spark, settings, Knobs(), batch, replace(source, hold_back=True))
+    query = start_query(spark, settings, Knobs(until_caught_up=True), batch, source, seeding=True)
     try:
-        query.processAllAvailable()
+        query.awaitTermination()
     finally:
         query.stop()
     print(f"[streaming] seed read into the engine state in {time.monotonic() - began:.1f} s", flush=True)
@@ -193,10 +195,17 @@ def _run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, sourc
 
 
 def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
-    began = time.monotonic()
     lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
         lock.hold()  # first thing: a standby must not mistake this instance's start-up for a vacancy
+    try:
+        return _run(settings, knobs, standby, lock)
+    finally:
+        lock.release()  # the process may go on (tests, tools): the job is over
+
+
+def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> int:
+    began = time.monotonic()
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     if standby:
