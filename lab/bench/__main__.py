@@ -250,13 +250,18 @@ class Bench:
         from lab.bench.synthetic import clickstream_records
 
         p = self.profile
-        topic = self.topic("bench-history")
         end = history_end(p.history_new_events)
-        self.load_topic(topic, clickstream_records(self.spark, p.history_new_events, end), "new events")
+
+        def load_new_events(settings: Settings) -> None:
+            self.load_topic(settings, clickstream_records(self.spark, p.history_new_events, end), "new events")
+
         runs = []
-        for size in p.history_sizes:
+        for i, size in enumerate(p.history_sizes):
+            topic = self.topic(f"bench-history-{i}")  # empty while the job reads the seed
             folder, log = self.work / f"history-{size}", self.logs / f"history-{size}.log"
-            run = run_with_history(self.spark, self.submitter, topic, size, end, p.history_batch, folder, log)
+            run = run_with_history(
+                self.spark, self.submitter, topic, size, end, p.history_batch, folder, log, load_new_events
+            )
             self.log(
                 f"   history of {run['history_events']:,} (prefill {run['prefill_seconds']} s, seed read "
                 f"{run['seed_read_seconds']} s): median batch {run['median_batch_s']} s of {run['batch_seconds']}"

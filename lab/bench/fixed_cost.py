@@ -5,12 +5,15 @@ valid, distinct events is sent as fast as the client goes and acknowledged. The 
 burst is the commit time in gold of the micro-batch that holds its last record (the latest
 commit time over the burst's events: a burst can straddle two batches) minus the Kafka
 timestamp of its last record. Repeated with pauses; the median and the spread are reported,
-and the job's own seconds for those batches (its log lines) beside them.
+and the job's own seconds for those batches (its log lines) beside them, with when Spark
+planned each batch (its checkpoint's offsets/<batch> file appears then) and when it committed it
+to the checkpoint (commits/<batch>), both relative to the burst's last record.
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -33,13 +36,22 @@ def burst_figure(live: LiveJob, sent: dict, timeout: float = 30.0) -> dict:
     if not complete:
         raise RuntimeError(f"burst: {len(rows)} of {sent['records']} events found committed in gold")
     batches = live.job_batches(rows)
+    ids = [position - 1 for _, position in rows.batch_keys()]
+    checkpoint = Path(live.settings.checkpoint_path("events"))
     return {
         "seconds": round(float(committed.max()) - sent["last_ts"], 3),
         "produce_span_s": round(sent["last_ts"] - sent["first_ts"], 3),
-        "batches": [position - 1 for _, position in rows.batch_keys()],
+        "batches": ids,
         "job_batch_seconds": [b["seconds"] for b in batches],
         "job_batch_records": [b["records"] for b in batches],
+        "planned_s": [_since(checkpoint / "offsets" / str(i), sent["last_ts"]) for i in ids],
+        "checkpointed_s": [_since(checkpoint / "commits" / str(i), sent["last_ts"]) for i in ids],
     }
+
+
+def _since(marker: Path, moment: float) -> float | None:
+    """When a checkpoint file was written, in seconds after `moment`."""
+    return round(marker.stat().st_mtime - moment, 3) if marker.exists() else None
 
 
 def measure_fixed_cost(live: LiveJob, bursts: int, pause: float, log=print) -> dict:
@@ -53,8 +65,8 @@ def measure_fixed_cost(live: LiveJob, bursts: int, pause: float, log=print) -> d
         live.drain(120, f"burst {i + 1}")
         figure = burst_figure(live, sent)
         log(
-            f"   burst {i + 1}/{bursts}: {figure['seconds']} s (batches {figure['batches']}, "
-            f"job's own {figure['job_batch_seconds']} s)"
+            f"   burst {i + 1}/{bursts}: {figure['seconds']} s (batches {figure['batches']} planned at "
+            f"{figure['planned_s']} s, job's own {figure['job_batch_seconds']} s)"
         )
         figures.append(figure)
     job_seconds = [s for f in figures for s in f["job_batch_seconds"]]

@@ -170,7 +170,7 @@ def test_an_event_waits_for_the_last_of_its_batchs_commits_in_silver_and_gold(tm
 
 
 def test_a_claim_never_moves_a_batchs_commit_time(tmp_path):
-    silver, metrics, sessions = _lake(tmp_path)
+    _, metrics, _ = _lake(tmp_path)
     log = DeltaLog(metrics)
     log.refresh()
     assert log.first[("events-a", 2)].timestamp == pytest.approx(T0 + 3.1)
@@ -259,15 +259,20 @@ def test_a_p99_of_exactly_the_limit_holds():
 
 
 # -- the job's log lines ---------------------------------------------------------------------
-JOB_LOG = """\
-[streaming] ready in 12.3 s (session and tables 9.1 s, fencing claims 0.4 s)
-[streaming] seed read into the engine state in 4.5 s
-[events] batch 0: 0 records -> quarantine 0, silver +0, duplicates 0, metrics 0 keys (0.21 s: read 0.20 commit 0.01)
-[events] batch 1: 1000 records -> quarantine 10, silver +960, duplicates 30, metrics 120 keys (0.84 s: read 0.51 commit 0.33)
-[events] 1,000 records committed, 81 records/s (t+12 s)
-[unguarded] batch 1: 500 records -> quarantine 5, silver +495 (0.40 s: read 0.30 commit 0.10)
-[events] batch 2: 2000 records -> quarantine 0, silver +2000, duplicates 0, metrics 9 keys (1.50 s: read 1.00 commit 0.40 postgres 0.10)
-"""
+JOB_LOG = "\n".join(
+    [
+        "[streaming] ready in 12.3 s (session and tables 9.1 s, fencing claims 0.4 s)",
+        "[streaming] seed read into the engine state in 4.5 s",
+        "[events] batch 0: 0 records -> quarantine 0, silver +0, duplicates 0, metrics 0 keys "
+        "(0.21 s: read 0.20 commit 0.01)",
+        "[events] batch 1: 1000 records -> quarantine 10, silver +960, duplicates 30, metrics 120 keys "
+        "(0.84 s: read 0.51 commit 0.33)",
+        "[events] 1,000 records committed, 81 records/s (t+12 s)",
+        "[unguarded] batch 1: 500 records -> quarantine 5, silver +495 (0.40 s: read 0.30 commit 0.10)",
+        "[events] batch 2: 2000 records -> quarantine 0, silver +2000, duplicates 0, metrics 9 keys "
+        "(1.50 s: read 1.00 commit 0.40 postgres 0.10)",
+    ]
+)
 
 
 def test_the_jobs_batch_lines_are_read_with_their_steps():
