@@ -183,6 +183,8 @@ class Bench:
         p = self.profile
         settings = self.topic("bench-ysb")
         self.load_topic(settings, ysb_records(self.spark, p.ysb_events, YSB_START), "YSB events")
+        warm = ysb.warm_up(self.spark, settings, settings.topic, p.ysb_batch)
+        self.log(f"   warm-up pass over the first {p.ysb_batch:,} events: {warm} s")
         runs = []
         for mode in ("raw", "exactly-once"):
             run = ysb.run_spark(self.spark, settings, settings.topic, mode, self.work / "ysb", p.ysb_batch)

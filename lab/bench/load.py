@@ -23,6 +23,8 @@ from producer.publish import producer_config
 SLICE_SECONDS = 0.01
 # Event times start this far ahead of the moment the records are made: about when they are sent.
 LEAD_SECONDS = 5.0
+# Records collected to Python per Spark job: a few hundred MB, under spark.driver.maxResultSize (1g).
+CHUNK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,17 @@ class LoadMaker:
         self.spark, self.users, self.next_id = spark, users, 0
 
     def make(self, count: int, per_second: float, clean: bool = False) -> Load:
+        """`count` records whose event times go on at `per_second` from about now."""
         from lab.bench.synthetic import live_records
 
         start = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=LEAD_SECONDS)
-        frame = live_records(self.spark, count, start, per_second, self.users, self.next_id, clean)
-        self.next_id += count
-        records = frame.toArrow()
+        chunks = []
+        for done in range(0, count, CHUNK):
+            size = min(CHUNK, count - done)
+            at = start + dt.timedelta(seconds=done / per_second)
+            chunks.append(live_records(self.spark, size, at, per_second, self.users, self.next_id, clean).toArrow())
+            self.next_id += size
+        records = pa.concat_tables(chunks)  # chunked: one binary column of several GB would overflow
         return Load(records, valid_events(records))
 
 
