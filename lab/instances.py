@@ -42,13 +42,17 @@ class Instance:
         self.started_at = time.time()
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
-                submit_command("streaming/run.py", self.args, self.settings),
+                self.command(),
                 env=submit_env(self.env),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: JVM and Python die together
             )
         return self
+
+    def command(self) -> list[str]:
+        """The spark-submit command line of this instance."""
+        return submit_command("streaming/run.py", self.args, self.settings)
 
     @property
     def alive(self) -> bool:

@@ -1,11 +1,20 @@
-"""`make bench`: throughput, latency, guarantee overhead, recovery, rebuild speed and history
-independence, side by side with raw Spark and PyFlink, in one run on this machine.
+"""`make bench`: the streaming hot path against its targets (issue 12), with raw Spark and PyFlink
+beside it, in one run on this machine.
 
-    python -m lab.bench [--quick] [--rebuild-sizes 1M,10M,50M] [--history-sizes 1M,50M] ...
+    python -m lab.bench [--quick] [--phases ysb,pipeline,...] [--latency-seconds 30] ...
 
-Writes reports/bench/<run-id>/{bench.json, summary.md, *.png}; reports/bench/latest points at it.
-Everything runs on loopback: its own Kafka broker (port 49092) and local Spark; the work folder
-data/bench/<run-id>/ is deleted at the end unless --keep-data.
+Phases, always run in this order (the live ones share one running job, so they come last):
+  ysb         YSB from Kafka: raw Spark / the platform's exactly-once commits / PyFlink, same counts
+  pipeline    catch-up of a pre-loaded topic: guarded job, unguarded baseline, raw read + reading
+  rebuild     batch rebuild from bronze at several sizes, and the scaling exponent
+  history     micro-batch seconds with a short and a long history (engine state, silver, gold)
+  fixed_cost  bursts of 1,000 events into the idle running job
+  continuous  latency at 10k events/s, then the sustained-rate search
+  recovery    SIGKILL under load: cold restart, then warm standby
+
+Writes reports/bench/<run-id>/{bench.json, summary.md, *.png, logs/}; reports/bench/latest points
+at it. Everything runs on loopback: its own Kafka broker (port 49092) and local Spark; the work
+folder data/bench/<run-id>/ is deleted at the end unless --keep-data.
 """
 
 from __future__ import annotations
@@ -23,11 +32,11 @@ from importlib import metadata
 from pathlib import Path
 
 from infra.kafka import Broker
-from jobs.config import REPO_ROOT, load_settings
+from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.kafka_admin import delete_topic, end_offsets, ensure_topic
 
 PORT = int(os.environ.get("EO_BENCH_KAFKA_PORT", "49092"))
-STREAM_START = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+YSB_START = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)  # the YSB query does not check event times
 
 
 @dataclass(frozen=True)
@@ -37,16 +46,21 @@ class Profile:
     ysb_batch: int = 1_000_000
     pipeline_events: int = 2_000_000
     pipeline_batch: int = 500_000
-    offered_rate: int = 50_000
-    latency_seconds: int = 30
-    # A second latency point at a rate the job keeps up with: what latency costs when not queueing.
-    sustained_rate: int = 5_000
-    recovery_rate: int = 5_000
-    recovery_seconds: int = 150
     rebuild_sizes: tuple[int, ...] = (1_000_000, 3_000_000, 10_000_000)
-    history_sizes: tuple[int, int] = (1_000_000, 50_000_000)
+    history_sizes: tuple[int, int] = (1_000_000, 10_000_000)
     history_new_events: int = 300_000
     history_batch: int = 50_000
+    fixed_cost_bursts: int = 10
+    fixed_cost_pause: float = 3.0
+    latency_rate: int = 10_000
+    latency_seconds: int = 180
+    sustained_rates: tuple[int, ...] = (20_000, 35_000, 50_000, 70_000, 100_000, 140_000)
+    sustained_seconds: int = 60
+    recovery_rate: int = 10_000
+    recovery_seconds: int = 120  # the most load a recovery offers; it stops once caught up
+    live_users: int = 100_000  # the live load's user population (YSB's)
+    live_max_offsets: int | None = None  # the running job's knobs: None = its defaults
+    live_trigger_seconds: float | None = None
 
 
 DEFAULT = Profile("default")
@@ -55,17 +69,24 @@ QUICK = Profile(  # every phase, at sizes that only check the plumbing (make tes
     ysb_events=100_000,
     ysb_batch=50_000,
     pipeline_events=30_000,
-    pipeline_batch=30_000,
-    offered_rate=10_000,
-    latency_seconds=2,
-    sustained_rate=1_000,
-    recovery_rate=1_000,
-    recovery_seconds=30,
+    pipeline_batch=15_000,
     rebuild_sizes=(30_000, 60_000, 120_000),
     history_sizes=(30_000, 300_000),
     history_new_events=6_000,
     history_batch=3_000,
+    fixed_cost_bursts=2,
+    fixed_cost_pause=1.0,
+    latency_rate=1_000,
+    latency_seconds=10,
+    sustained_rates=(2_000, 4_000),
+    sustained_seconds=8,
+    recovery_rate=1_000,
+    recovery_seconds=60,
+    live_users=10_000,
 )
+
+PHASES = ("ysb", "pipeline", "rebuild", "history", "fixed_cost", "continuous", "recovery")
+LIVE_PHASES = ("fixed_cost", "continuous", "recovery")
 
 
 def count(text: str) -> int:
@@ -84,6 +105,7 @@ class Bench:
         self.profile, self.run_id, self.keep_data = profile, run_id, keep_data
         self.work = REPO_ROOT / "data" / "bench" / run_id
         self.out = out_root / run_id
+        self.logs = self.out / "logs"  # the jobs' logs stay with the report
         self.broker = Broker(PORT, REPO_ROOT / "data" / "services" / f"kafka-{PORT}")
         self.settings = load_settings("local").with_overrides(
             kafka_bootstrap=self.broker.bootstrap,
@@ -95,16 +117,25 @@ class Bench:
         self.began = time.monotonic()
         self.result: dict = {"run_id": run_id, "profile": profile.name, "sizes": asdict(profile), "errors": {}}
         self.metrics: dict = dict.fromkeys(_metric_names())
-        self.spark = None
+        self.spark = self.submitter = self.loads = None
+        self._live = None
+        self._lives = 0
 
     def log(self, text: str) -> None:
         print(f"[bench t+{time.monotonic() - self.began:5.0f} s] {text}", flush=True)
 
-    def topic(self, name: str):
+    def topic(self, name: str) -> Settings:
         settings = self.settings.with_overrides(topic=name)
         delete_topic(settings)
         ensure_topic(settings)
         return settings
+
+    def load_topic(self, settings: Settings, records, what: str) -> None:
+        began = time.monotonic()
+        writer = records.write.format("kafka").option("kafka.bootstrap.servers", settings.kafka_bootstrap)
+        writer.option("topic", settings.topic).save()
+        loaded = sum(end_offsets(settings).values())
+        self.log(f"   loaded {loaded:,} {what} into {settings.topic} in {time.monotonic() - began:.0f} s")
 
     def phase(self, name: str, body) -> None:
         self.log(f"== {name}")
@@ -115,7 +146,34 @@ class Bench:
             self.result["errors"][name] = f"{type(exc).__name__}: {exc}"
             self.log(f"!! {name} failed: {exc}")
             traceback.print_exc()
+            if name in LIVE_PHASES:
+                self.stop_live()  # the next live phase starts afresh
         self.log(f"   {name} took {time.monotonic() - started:.0f} s")
+
+    # -- the running job the live phases share ---------------------------------------------
+    def live(self):
+        from lab.bench.live import LiveJob
+        from lab.bench.scaling import fresh_lake
+
+        if self._live is None:
+            self._lives += 1
+            p, name = self.profile, f"continuous-{self._lives}"
+            settings = fresh_lake(self.topic(f"bench-{name}"), self.work / name)
+            self._live = LiveJob(
+                self.submitter,
+                settings,
+                self.logs / name,
+                self.loads,
+                p.live_trigger_seconds,
+                p.live_max_offsets,
+                self.log,
+            )
+        return self._live
+
+    def stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
 
     # -- phases ------------------------------------------------------------------------------
     def ysb(self) -> None:
@@ -124,11 +182,9 @@ class Bench:
 
         p = self.profile
         settings = self.topic("bench-ysb")
-        started = time.monotonic()
-        ysb_records(self.spark, p.ysb_events, STREAM_START).write.format("kafka").option(
-            "kafka.bootstrap.servers", settings.kafka_bootstrap
-        ).option("topic", settings.topic).save()
-        self.log(f"   loaded {p.ysb_events:,} YSB events into {settings.topic} in {time.monotonic() - started:.0f} s")
+        self.load_topic(settings, ysb_records(self.spark, p.ysb_events, YSB_START), "YSB events")
+        warm = ysb.warm_up(self.spark, settings, settings.topic, p.ysb_batch)
+        self.log(f"   warm-up pass over the first {p.ysb_batch:,} events: {warm} s")
         runs = []
         for mode in ("raw", "exactly-once"):
             run = ysb.run_spark(self.spark, settings, settings.topic, mode, self.work / "ysb", p.ysb_batch)
@@ -157,87 +213,27 @@ class Bench:
             raise RuntimeError(f"YSB counts differ between systems: {agreement['disagreeing_windows']}")
 
     def pipeline(self) -> None:
-        from lab.bench.pipeline import catch_up
+        from lab.bench.pipeline import CATCH_UP_JOBS, catch_up
         from lab.bench.scaling import fresh_lake
-        from lab.bench.synthetic import clickstream_records
+        from lab.bench.synthetic import clickstream_records, days_before_today
 
         p = self.profile
         topic = self.topic("bench-pipeline")
-        started = time.monotonic()
-        clickstream_records(self.spark, p.pipeline_events, STREAM_START).write.format("kafka").option(
-            "kafka.bootstrap.servers", topic.kafka_bootstrap
-        ).option("topic", topic.topic).save()
-        self.log(f"   loaded {p.pipeline_events:,} events in {time.monotonic() - started:.0f} s")
+        start = days_before_today(p.pipeline_events)
+        self.load_topic(topic, clickstream_records(self.spark, p.pipeline_events, start), "events")
         runs = {}
-        for guarantees in (True, False):
-            name = "guarded" if guarantees else "unguarded"
-            settings = fresh_lake(topic, self.work / f"pipeline-{name}")
-            runs[name] = catch_up(settings, p.pipeline_batch, guarantees)
-            self.log(f"   {name}: {runs[name]}")
+        for mode in CATCH_UP_JOBS:
+            settings = fresh_lake(topic, self.work / f"pipeline-{mode}")
+            runs[mode] = catch_up(self.submitter, settings, mode, p.pipeline_batch, self.logs / f"pipeline-{mode}.log")
+            run = runs[mode]
+            self.log(f"   {mode}: {run['events']:,} events in {run['seconds']} s = {run['events_per_s']:,}/s "
+                     f"({run['batches']} batches; {run['wall_seconds']} s with JVM start-up)")  # fmt: skip
         self.result["pipeline"] = runs
         self.metrics["pipeline_events_per_s"] = runs["guarded"]["events_per_s"]
+        self.metrics["unguarded_events_per_s"] = runs["unguarded"]["events_per_s"]
+        self.metrics["raw_parse_events_per_s"] = runs["raw_parse"]["events_per_s"]
         ratio = runs["guarded"]["events_per_s"] / runs["unguarded"]["events_per_s"]
         self.metrics["guarantee_overhead_ratio"] = round(ratio, 3)
-
-    def _records(self, n: int, start: dt.datetime):
-        from lab.bench.synthetic import clickstream_records
-
-        return clickstream_records(self.spark, n, start).toPandas()
-
-    def continuous(self) -> None:
-        """Latency at the offered rate and at a sustained one, then recovery from SIGKILLs, on one
-        continuously running job."""
-        from lab.bench.pipeline import measure_latency, measure_latency_again, measure_recovery
-        from lab.bench.scaling import fresh_lake
-
-        p = self.profile
-        settings = fresh_lake(self.topic("bench-continuous"), self.work / "continuous")
-        loads = [10_000, p.offered_rate * p.latency_seconds, p.sustained_rate * p.latency_seconds]
-        # Two recoveries (cold restart, then warm standby), each with recovery_seconds of load.
-        records = self._records(sum(loads) + 2 * p.recovery_rate * p.recovery_seconds, STREAM_START)
-        ends = [sum(loads[: i + 1]) for i in range(len(loads))]
-        warmup, offered, sustained, after = (
-            records.iloc[: ends[0]],
-            records.iloc[ends[0] : ends[1]],
-            records.iloc[ends[1] : ends[2]],
-            records.iloc[ends[2] :],
-        )
-        latency, job = measure_latency(self.spark, settings, offered, p.offered_rate, warmup, self.work, self.log)
-        self.result["latency"] = latency
-        self.metrics.update(latency_p50_s=latency["p50_s"], latency_p99_s=latency["p99_s"])
-        self.metrics["offered_events_per_s"] = latency["offered_events_per_s"]
-        self.log(f"   p50 {latency['p50_s']} s, p99 {latency['p99_s']} s over {latency['events']:,} events")
-        try:
-            steady = measure_latency_again(self.spark, settings, job, sustained, p.sustained_rate, self.log)
-        except BaseException:
-            job.kill()
-            raise
-        self.result["latency_sustained"] = steady
-        self.metrics.update(latency_sustained_p50_s=steady["p50_s"], latency_sustained_p99_s=steady["p99_s"])
-        self.metrics["sustained_events_per_s"] = steady["offered_events_per_s"]
-        self.log(f"   at {steady['offered_events_per_s']:,}/s: p50 {steady['p50_s']} s, p99 {steady['p99_s']} s")
-        recovery = measure_recovery(settings, job, after, p.recovery_rate, self.work, self.log)
-        self.result["recovery"] = recovery
-        for prefix, figures in (("recovery", recovery["standby"]), ("recovery_cold", recovery["cold"])):
-            self.metrics[f"{prefix}_first_batch_s"] = figures["first_batch_s"]
-            self.metrics[f"{prefix}_caught_up_s"] = figures["caught_up_s"]
-
-    def history(self) -> None:
-        from lab.bench.scaling import refine_batches
-        from producer.generator import ClickstreamGenerator
-        from producer.publish import publish
-
-        p = self.profile
-        settings = self.topic("bench-history")
-        generator = ClickstreamGenerator(seed=11, total_events=p.history_new_events)
-        publish(generator.messages(), settings, self.work / "acks" / "history.csv", total=p.history_new_events)
-        runs = []
-        for size in p.history_sizes:
-            run = refine_batches(self.spark, settings, size, self.work / f"history-{size}", p.history_batch)
-            self.log(f"   silver holding {size:,}: median batch {run['median_batch_s']} s of {run['batch_seconds']}")
-            runs.append(run)
-        self.result["history"] = {"new_events": p.history_new_events, "runs": runs}
-        self.metrics["batch_duration_history_ratio"] = round(runs[-1]["median_batch_s"] / runs[0]["median_batch_s"], 3)
 
     def rebuild(self) -> None:
         from lab.bench.scaling import rebuild_at, scaling_exponent
@@ -251,21 +247,105 @@ class Bench:
         self.result["rebuild"] = {"sizes": sizes, "exponent": exponent}
         self.metrics.update(rebuild_events_per_s=sizes[-1]["events_per_s"], rebuild_scaling_exponent=exponent)
 
+    def history(self) -> None:
+        from lab.bench.history import history_end, history_ratio, run_with_history
+        from lab.bench.synthetic import clickstream_records
+
+        p = self.profile
+        end = history_end(p.history_new_events)
+
+        def load_new_events(settings: Settings) -> None:
+            self.load_topic(settings, clickstream_records(self.spark, p.history_new_events, end), "new events")
+
+        runs = []
+        for i, size in enumerate(p.history_sizes):
+            topic = self.topic(f"bench-history-{i}")  # empty while the job reads the seed
+            folder, log = self.work / f"history-{size}", self.logs / f"history-{size}.log"
+            run = run_with_history(
+                self.spark, self.submitter, topic, size, end, p.history_batch, folder, log, load_new_events
+            )
+            self.log(
+                f"   history of {run['history_events']:,} (prefill {run['prefill_seconds']} s, seed read "
+                f"{run['seed_read_seconds']} s): median batch {run['median_batch_s']} s of {run['batch_seconds']}"
+            )
+            runs.append(run)
+        self.result["history"] = {"new_events": p.history_new_events, "batch": p.history_batch, "runs": runs}
+        self.metrics["batch_duration_history_ratio"] = history_ratio(runs)
+
+    def fixed_cost(self) -> None:
+        from lab.bench.fixed_cost import measure_fixed_cost
+
+        p = self.profile
+        figures = measure_fixed_cost(self.live(), p.fixed_cost_bursts, p.fixed_cost_pause, self.log)
+        self.result["fixed_cost"] = figures
+        self.metrics.update(
+            fixed_cost_1k_s=figures["median_s"],
+            fixed_cost_1k_p90_s=figures["p90_s"],
+            fixed_cost_job_batch_s=figures["job_batch_seconds"]["median_s"],
+        )
+        self.log(f"   median {figures['median_s']} s (min {figures['min_s']}, max {figures['max_s']})")
+
+    def continuous(self) -> None:
+        from lab.bench.latency import search_sustained_rate
+
+        p = self.profile
+        live = self.live()
+        live.ensure_running()
+        self.log(f"   offering {p.latency_rate:,} events/s for {p.latency_seconds} s")
+        latency = live.offer(p.latency_rate, p.latency_seconds)
+        self.result["latency"] = latency
+        self.metrics.update(
+            latency_p50_s=latency["p50_s"],
+            latency_p99_s=latency["p99_s"],
+            latency_max_s=latency["max_s"],
+            latency_offered_events_per_s=latency["achieved_events_per_s"],
+        )
+        self.log(
+            f"   p50 {latency['p50_s']} s, p99 {latency['p99_s']} s over {latency['events']:,} events "
+            f"({latency['missing']} not committed; offered {latency['achieved_events_per_s']:,}/s)"
+        )
+
+        def try_rate(rate: int) -> dict:
+            self.log(f"   offering {rate:,} events/s for {p.sustained_seconds} s")
+            return live.offer(rate, p.sustained_seconds)
+
+        sustained = search_sustained_rate(p.sustained_rates, try_rate, log=self.log)
+        self.result["sustained"] = sustained
+        self.metrics["max_sustained_events_per_s"] = sustained["max_sustained_events_per_s"]
+
+    def recovery(self) -> None:
+        from lab.bench.recovery import measure_recovery
+
+        p = self.profile
+        figures = measure_recovery(self.live(), p.recovery_rate, p.recovery_seconds, self.log)
+        self.result["recovery"] = figures
+        for name in ("standby", "cold"):
+            self.metrics[f"recovery_{name}_first_batch_s"] = figures[name]["first_batch_s"]
+            self.metrics[f"recovery_{name}_caught_up_s"] = figures[name]["caught_up_s"]
+
     # -- the run -----------------------------------------------------------------------------
     def run(self, phases: list[str]) -> int:
         from jobs.spark import build_session
+        from lab.bench.load import LoadMaker
         from lab.bench.report import write_report
+        from lab.bench.spark_submit import Submitter
 
         self.log(f"run {self.run_id}, profile {self.profile.name}: {', '.join(phases)}")
         self.work.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(parents=True, exist_ok=True)
         started_broker = self.broker.start()
         try:
+            self.submitter = Submitter.for_run(self.work)
             self.spark = build_session(
                 "eo-bench", self.settings, conf={"spark.sql.execution.arrow.pyspark.enabled": "true"}
             )
+            self.loads = LoadMaker(self.spark, self.profile.live_users)
             for name in phases:
+                if name not in LIVE_PHASES:
+                    self.stop_live()  # an idle job still polls Kafka: nothing else runs beside a measurement
                 self.phase(name, getattr(self, name))
         finally:
+            self.stop_live()
             if self.spark is not None:
                 self.spark.stop()
             if started_broker:
@@ -281,7 +361,7 @@ class Bench:
         )
         folder = write_report(self.result, self.out)
         print((folder / "summary.md").read_text())
-        self.log(f"report: {folder}/ (summary.md, bench.json, 4 plots); {folder.parent}/latest -> {folder.name}")
+        self.log(f"report: {folder}/ (summary.md, bench.json, plots, logs/); {folder.parent}/latest -> {folder.name}")
         return 1 if self.result["errors"] else 0
 
 
@@ -299,7 +379,7 @@ def machine() -> dict:
 
 def versions(ysb_runs: list[dict]) -> dict:
     found = {"python": sys.version.split()[0]}
-    for package in ("pyspark", "delta-spark", "confluent-kafka"):
+    for package in ("pyspark", "delta-spark", "deltalake", "pyarrow", "confluent-kafka"):
         found[package] = metadata.version(package)
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     found["java"] = java[0] if java else "unknown"
@@ -311,20 +391,30 @@ def versions(ysb_runs: list[dict]) -> dict:
     return found
 
 
-PHASES = ("ysb", "pipeline", "continuous", "history", "rebuild")
+SIZE_OPTIONS = {  # option -> (Profile field, parser, help)
+    "--ysb-events": ("ysb_events", count, "YSB events (default 5M)"),
+    "--pipeline-events": ("pipeline_events", count, "events of the catch-up (default 2M)"),
+    "--pipeline-batch": ("pipeline_batch", count, "max offsets per micro-batch of the catch-up (default 500k)"),
+    "--rebuild-sizes": ("rebuild_sizes", counts, "e.g. 1M,3M,10M"),
+    "--history-sizes": ("history_sizes", counts, "two sizes, short and long, e.g. 1M,10M"),
+    "--fixed-cost-bursts": ("fixed_cost_bursts", int, "bursts of 1,000 events (default 10)"),
+    "--latency-rate": ("latency_rate", count, "events/s of the latency run (default 10k)"),
+    "--latency-seconds": ("latency_seconds", int, "seconds of the latency run (default 180)"),
+    "--sustained-rates": ("sustained_rates", counts, "rates of the sustained-rate search (default 20k,35k,...)"),
+    "--sustained-seconds": ("sustained_seconds", int, "seconds per rate of the search (default 60)"),
+    "--recovery-rate": ("recovery_rate", count, "events/s offered during the recoveries (default 10k)"),
+    "--live-max-offsets": ("live_max_offsets", count, "the running job's --max-offsets-per-trigger"),
+}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, about 5 minutes (checks the plumbing)")
-    parser.add_argument("--phases", default=",".join(PHASES), help=f"comma-separated subset of {PHASES}")
-    parser.add_argument("--ysb-events", type=count)
-    parser.add_argument("--pipeline-events", type=count)
-    parser.add_argument("--offered-rate", type=count, help="events/s offered in the latency phase (default 50k)")
-    parser.add_argument("--latency-seconds", type=int)
-    parser.add_argument("--sustained-rate", type=count, help="a second latency point at this rate (default 5k)")
-    parser.add_argument("--rebuild-sizes", type=counts, help="e.g. 1M,10M,50M")
-    parser.add_argument("--history-sizes", type=counts, help="two sizes, e.g. 1M,50M")
+    parser = argparse.ArgumentParser(
+        prog="python -m lab.bench", description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, every phase (checks the plumbing)")
+    parser.add_argument("--phases", default=",".join(PHASES), help=f"comma-separated subset of {', '.join(PHASES)}")
+    for option, (field, parse, text) in SIZE_OPTIONS.items():
+        parser.add_argument(option, dest=field, type=parse, help=text)
     parser.add_argument("--run-id", default=dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ"))
     parser.add_argument("--out-root", type=Path, default=REPO_ROOT / "reports" / "bench", help="where run folders go")
     parser.add_argument("--keep-data", action="store_true", help="keep data/bench/<run-id>/ for inspection")
@@ -334,17 +424,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     profile = QUICK if args.quick else DEFAULT
-    sizes = ("ysb_events", "pipeline_events", "offered_rate", "latency_seconds", "sustained_rate")
-    sizes += ("rebuild_sizes", "history_sizes")
-    overrides = {name: getattr(args, name) for name in sizes if getattr(args, name)}
+    overrides = {field: getattr(args, field) for field, *_ in SIZE_OPTIONS.values() if getattr(args, field)}
     if "history_sizes" in overrides and len(overrides["history_sizes"]) != 2:
-        print("--history-sizes takes two sizes, short and long, e.g. 1M,50M", file=sys.stderr)
+        print("--history-sizes takes two sizes, short and long, e.g. 1M,10M", file=sys.stderr)
         return 2
-    phases = [p for p in args.phases.split(",") if p]
-    unknown = set(phases) - set(PHASES)
+    wanted = [p for p in args.phases.split(",") if p]
+    unknown = set(wanted) - set(PHASES)
     if unknown:
         print(f"unknown phases {sorted(unknown)}; choose from {PHASES}", file=sys.stderr)
         return 2
+    phases = [p for p in PHASES if p in wanted]  # live phases last, whatever the order asked
     return Bench(replace(profile, **overrides), args.run_id, args.keep_data, args.out_root).run(phases)
 
 

@@ -2,21 +2,23 @@
 
 PyFlink's dependencies conflict with Airflow's, so it lives in .cache/flink-venv (`make
 flink-venv`) with the Kafka connector from Maven in .cache/jars/flink (`make jars-flink`);
-lab/bench/ysb_flink.py runs there as a subprocess.
+lab/bench/ysb_flink.py runs there as a subprocess. EO_FLINK_PYTHON and EO_FLINK_JARS point
+elsewhere (a checkout that must not build into a shared .cache).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
 
 from jobs.config import REPO_ROOT
 
-FLINK_PYTHON = REPO_ROOT / ".cache" / "flink-venv" / "bin" / "python"
-FLINK_JARS = REPO_ROOT / ".cache" / "jars" / "flink"
+FLINK_PYTHON = Path(os.environ.get("EO_FLINK_PYTHON", REPO_ROOT / ".cache" / "flink-venv" / "bin" / "python"))
+FLINK_JARS = Path(os.environ.get("EO_FLINK_JARS", REPO_ROOT / ".cache" / "jars" / "flink"))
 SCRIPT = Path(__file__).with_name("ysb_flink.py")
 
 

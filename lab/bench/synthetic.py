@@ -6,6 +6,8 @@
   with 3% duplicates (same event id, same payload) and 1% broken JSON.
 - `bronze_log`: the same records in bronze's shape, for rebuilding without going through Kafka.
 - `silver_history`: valid, deduplicated events in silver's shape, for the history experiment.
+- `live_records`: records for a live load (latency, fixed cost, recovery): event times that track
+  the time they are sent at, a fixed user population, ids that never repeat across loads.
 
 Density is fixed (events per day), so a bigger log is a longer history, as in production.
 """
@@ -33,9 +35,8 @@ def _h(col: Column | str, salt: int, modulo: int) -> Column:
     return F.pmod(F.xxhash64(F.col(col) if isinstance(col, str) else col, F.lit(salt)), F.lit(modulo))
 
 
-def _ids(spark: SparkSession, count: int, slices: int | None = None) -> DataFrame:
-    slices = slices or max(PARTITIONS, count // 1_000_000)
-    return spark.range(0, count, 1, slices)
+def _ids(spark: SparkSession, count: int) -> DataFrame:
+    return spark.range(0, count, 1, max(PARTITIONS, count // 1_000_000))
 
 
 def ysb_records(spark: SparkSession, count: int, start: dt.datetime, per_second: int = 10_000) -> DataFrame:
@@ -60,15 +61,26 @@ def ysb_records(spark: SparkSession, count: int, start: dt.datetime, per_second:
     )
 
 
-def _fields(spark: SparkSession, count: int, start: dt.datetime, per_day: int) -> DataFrame:
-    """One row per Kafka record: the event's fields, `duplicate` and `broken` flags."""
-    users = max(1_000, per_day // 40)
-    ids = _ids(spark, count)
-    # A duplicate re-sends an earlier event (same id, same payload); its own offset is new.
-    duplicate = _h("id", 11, 100) < DUPLICATE_PERCENT
-    source = F.when(duplicate, F.greatest(F.lit(0), F.col("id") - 1 - _h("id", 12, 5_000))).otherwise(F.col("id"))
+def _fields(
+    spark: SparkSession,
+    count: int,
+    start: dt.datetime,
+    per_day: int,
+    users: int | None = None,
+    first: int = 0,
+    duplicate_percent: int = DUPLICATE_PERCENT,
+    malformed_percent: int = MALFORMED_PERCENT,
+) -> DataFrame:
+    """One row per Kafka record (ids first .. first + count - 1): the event's fields, `duplicate`
+    and `broken` flags."""
+    users = users or max(1_000, per_day // 40)
+    ids = spark.range(first, first + count, 1, max(PARTITIONS, count // 1_000_000))
+    # A duplicate re-sends an earlier event of the same range (same id, same payload); its own offset is new.
+    duplicate = _h("id", 11, 100) < duplicate_percent
+    source = F.when(duplicate, F.greatest(F.lit(first), F.col("id") - 1 - _h("id", 12, 5_000))).otherwise(F.col("id"))
     ids = ids.withColumn("src", source).withColumn("duplicate", duplicate)
-    event_ms = F.lit(int(start.timestamp() * 1000)) + (F.col("src") * 86_400_000 / per_day).cast("long")
+    offset_ms = ((F.col("src") - F.lit(first)) * 86_400_000 / per_day).cast("long")
+    event_ms = F.lit(int(start.timestamp() * 1000)) + offset_ms
     kind = _h("src", 14, 100)
     event_type = F.when(kind < 3, "purchase").when(kind < 15, "click").otherwise("impression")
     campaign = _h("src", 15, CAMPAIGN_COUNT)
@@ -77,12 +89,14 @@ def _fields(spark: SparkSession, count: int, start: dt.datetime, per_day: int) -
     return ids.select(
         "id",
         "duplicate",
-        (_h("id", 18, 100) < MALFORMED_PERCENT).alias("broken"),
+        (_h("id", 18, 100) < malformed_percent).alias("broken"),
         event_id.alias("event_id"),
         event_type.alias("event_type"),
         F.timestamp_millis(event_ms).alias("event_time"),
         F.format_string("u%06d", user).alias("user_id"),
-        F.format_string("s%06d-%d", user, (F.col("src") * 48 / per_day).cast("long")).alias("session_id"),
+        F.format_string("s%06d-%d", user, ((F.col("src") - F.lit(first)) * 48 / per_day).cast("long")).alias(
+            "session_id"
+        ),
         F.format_string("c%03d", campaign).alias("campaign_id"),
         F.format_string("a%03d-%d", campaign, _h("src", 16, ADS_PER_CAMPAIGN)).alias("ad_id"),
         F.when(event_type == "purchase", (_h("src", 17, 50_000) + 1) / 100).cast("decimal(10,2)").alias("price"),
@@ -90,9 +104,8 @@ def _fields(spark: SparkSession, count: int, start: dt.datetime, per_day: int) -
     )
 
 
-def _clickstream(spark: SparkSession, count: int, start: dt.datetime, per_day: int, topic: str) -> DataFrame:
-    """Bronze-shaped rows: the fields as the producer's JSON, 1% of them cut short."""
-    fields = _fields(spark, count, start, per_day)
+def _clickstream(fields: DataFrame, topic: str) -> DataFrame:
+    """Bronze-shaped rows: the fields as the producer's JSON, the broken ones cut short."""
     iso = F.date_format("event_time", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
     payload = F.to_json(
         F.struct(
@@ -114,19 +127,20 @@ def _clickstream(spark: SparkSession, count: int, start: dt.datetime, per_day: i
         "kafka_partition",
         F.col("id").alias("kafka_offset"),
         F.col("event_time").alias("kafka_timestamp"),
+        "broken",
     )
 
 
 def clickstream_records(spark: SparkSession, count: int, start: dt.datetime, per_day: int = PER_DAY) -> DataFrame:
     """(key, value, partition) for a Kafka write: all copies of an event in one partition."""
-    rows = _clickstream(spark, count, start, per_day, topic="")
+    rows = _clickstream(_fields(spark, count, start, per_day), topic="")
     return rows.select("key", "value", F.col("kafka_partition").alias("partition"))
 
 
 def bronze_log(
     spark: SparkSession, count: int, start: dt.datetime, topic: str = "bench-log", per_day: int = PER_DAY
 ) -> DataFrame:
-    return _clickstream(spark, count, start, per_day, topic).select(*BRONZE.columns)
+    return _clickstream(_fields(spark, count, start, per_day), topic).select(*BRONZE.columns)
 
 
 def silver_history(spark: SparkSession, count: int, end: dt.datetime, per_day: int = PER_DAY) -> DataFrame:
@@ -140,3 +154,31 @@ def silver_history(spark: SparkSession, count: int, end: dt.datetime, per_day: i
         F.col("id").alias("kafka_offset"),
         F.col("event_time").alias("kafka_timestamp"),
     ).select(*SILVER.columns)
+
+
+def live_records(
+    spark: SparkSession, count: int, start: dt.datetime, per_second: float, users: int, first: int, clean: bool = False
+) -> DataFrame:
+    """Records for a live load: event times from `start` at `per_second` (they track the time they
+    are sent at), `users` users; ids from `first`, so successive loads never share an event.
+    (key, value, partition, broken); `clean`: no duplicates, no broken records."""
+    fields = _fields(
+        spark,
+        count,
+        start,
+        per_day=max(1, round(per_second * 86_400)),
+        users=users,
+        first=first,
+        duplicate_percent=0 if clean else DUPLICATE_PERCENT,
+        malformed_percent=0 if clean else MALFORMED_PERCENT,
+    )
+    rows = _clickstream(fields, topic="")
+    # In id order, so in event-time order: Spark's range keeps it through these projections.
+    return rows.select("key", "value", F.col("kafka_partition").alias("partition"), "broken")
+
+
+def days_before_today(events: int, per_day: int = PER_DAY) -> dt.datetime:
+    """A start for `events` at `per_day` that ends before today (UTC): Kafka-loaded events are valid
+    only up to their Kafka timestamp (the load time) plus a small skew."""
+    today = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today - dt.timedelta(days=-(-events // per_day) + 1)

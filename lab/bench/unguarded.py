@@ -1,50 +1,137 @@
-"""The same pipeline with its guarantees switched off: the baseline that prices them.
+"""The pipeline without its guarantees: the baseline that prices them (make bench only).
 
-Used only by `make bench` (`python -m streaming run --no-guarantees`). Every write is a plain
-append: no transaction ids, no insert-if-missing, no deduplication, and gold gets each batch's
-own partial aggregates instead of keys recomputed from silver. A replayed batch or a duplicate
-event is therefore counted twice, and late events split windows and sessions: gold is NOT exact.
+    spark-submit lab/bench/unguarded.py [--max-offsets-per-trigger N]     (lab/bench/pipeline.py)
+
+The same Kafka read (streaming/plan.py `kafka_records`) and the same strict reading (jobs/reading.py
+`classify_records`, as streaming/plan.py `events_plan` calls it, poison list included) as the
+streaming job, until caught up (availableNow); each micro-batch reaches Python as one Arrow
+table in one Spark job, as in the job, and then:
+
+- no engine dedup state: every valid copy of an event is appended to silver;
+- no transaction ids, fencing or claims: plain delta-rs appends, the five at once as the job does;
+- gold: each batch's own partial aggregates (minute_metrics and sessionize of the batch's events,
+  jobs/transforms/), appended. A duplicate or a replayed batch is counted twice, and windows
+  and sessions that span batches are split: gold is NOT exact.
+
+Writes `<reports_root>/streaming/last-catch-up.json` {seconds, records} like `streaming run
+--until-caught-up`, with seconds from when its session and tables are ready.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from jobs.config import Settings
+from jobs import storage
+from jobs.commits import conform
+from jobs.config import Settings, load_settings
 from jobs.reading import classify_records
+from jobs.spark import build_session
 from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
-from jobs.transforms.metrics import campaign_minute_metrics
-from jobs.transforms.parse import quarantine_rows, valid_events
-from jobs.transforms.sessions import sessionize
+from jobs.transforms.metrics import minute_metrics, user_tuples, window_start_column
+from jobs.transforms.sessions import as_intervals, sessionize
+from streaming.microbatch import Parts, StepTimer
+from streaming.plan import OUTPUT, Source, kafka_records
+from streaming.run import poison_frame, prepare
+
+QUERY = "unguarded"
 
 
-def _append(rows: DataFrame, path: str) -> None:
-    rows.write.format("delta").mode("append").save(path)
+def aligned(frame: DataFrame) -> DataFrame:
+    """The job's one output schema (streaming/plan.py OUTPUT); missing columns null."""
+    present = set(frame.columns)
+    return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
 
 
-@dataclass
-class UnguardedIngest:
-    settings: Settings
+def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
+    """B rows (every record), Q rows (refused) and E rows (every valid copy): no engine state."""
+    read = classify_records(spark, settings, records, poison_frame(spark, settings), local_reference=True)
+    read = read.withColumn("event_date", F.to_date("event_time")).withColumn("window_start", window_start_column())
+    kinds = read.withColumn("_kind", F.when(F.col("reason").isNull(), F.lit("E")).otherwise(F.lit("Q")))
+    bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
+    return aligned(bronze).unionByName(aligned(kinds))
+
+
+class UnguardedBatch:
+    """foreachBatch: plain appends of bronze, quarantine, silver and each batch's partial gold."""
+
+    def __init__(self, settings: Settings) -> None:
+        names = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+        self.tables = {t.name: storage.delta_table(settings, t.name) for t in names}
+        self.records = 0
+
+    def append(self, name: str, rows: pa.Table) -> None:
+        from deltalake import write_deltalake
+
+        table = self.tables[name]
+        write_deltalake(table.current, conform(rows, table.schema()), mode="append")
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        _append(batch, self.settings.table_path(BRONZE.name))
+        timer = StepTimer()
+        parts = Parts.of(batch.toArrow())
+        timer.lap("read")
+        events = parts.events
+        work = {
+            BRONZE.name: lambda: self.append(BRONZE.name, parts.bronze),
+            QUARANTINE.name: lambda: self.append(QUARANTINE.name, parts.quarantine),
+            SILVER.name: lambda: self.append(SILVER.name, events),
+            CAMPAIGN_MINUTE_METRICS.name: lambda: self.append(
+                CAMPAIGN_MINUTE_METRICS.name, minute_metrics(events, user_tuples(events))
+            ),
+            USER_SESSIONS.name: lambda: self.append(USER_SESSIONS.name, sessionize(as_intervals(events))),
+        }
+        with ThreadPoolExecutor(len(work)) as pool:
+            futures = [pool.submit(step) for step in work.values()]
+        for future in futures:
+            future.result()
+        timer.lap("commit")
+        self.records += parts.bronze.num_rows
+        print(
+            f"[{QUERY}] batch {batch_id}: {parts.bronze.num_rows} records -> quarantine {parts.quarantine.num_rows}, "
+            f"silver +{events.num_rows} ({timer})",
+            flush=True,
+        )
 
 
-@dataclass
-class UnguardedRefine:
-    settings: Settings
+def catch_up(settings: Settings, max_offsets: int | None) -> dict:
+    spark = build_session(f"eo-bench-{QUERY}", settings)
+    prepare(spark, settings)
+    started = time.monotonic()
+    records = kafka_records(spark, settings, Source(starting_offsets="earliest", max_offsets_per_trigger=max_offsets))
+    batch = UnguardedBatch(settings)
+    query = (
+        unguarded_plan(spark, settings, records)
+        .writeStream.queryName(QUERY)
+        .foreachBatch(batch)
+        .option("checkpointLocation", settings.checkpoint_path(QUERY))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    stats = {"seconds": round(time.monotonic() - started, 2), "records": batch.records}
+    write_catch_up(settings, stats)
+    print(f"[{QUERY}] caught up in {stats['seconds']} s: {stats['records']:,} records", flush=True)
+    return stats
 
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        path = self.settings.table_path
-        classified = classify_records(batch.sparkSession, self.settings, batch).persist()
-        try:
-            _append(quarantine_rows(classified), path(QUARANTINE.name))
-            events = valid_events(classified).persist()
-            _append(events, path(SILVER.name))
-            _append(campaign_minute_metrics(events), path(CAMPAIGN_MINUTE_METRICS.name))
-            _append(sessionize(events), path(USER_SESSIONS.name))
-            events.unpersist()
-        finally:
-            classified.unpersist()
+
+def write_catch_up(settings: Settings, stats: dict) -> None:
+    uri = f"{settings.reports_root.rstrip('/')}/streaming/last-catch-up.json"
+    storage.write_text(settings, uri, json.dumps(stats, indent=2))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--max-offsets-per-trigger", type=int)
+    args = parser.parse_args(argv)
+    catch_up(load_settings(), args.max_offsets_per_trigger)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

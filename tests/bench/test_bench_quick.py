@@ -14,18 +14,17 @@ import sys
 import pytest
 
 from jobs.config import REPO_ROOT
-from lab.bench.report import REQUIRED_METRICS
+from lab.bench.report import PLOTS, REQUIRED_METRICS, TARGETS
 
 pytestmark = pytest.mark.integration
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-PLOTS = ("throughput.png", "latency_cdf.png", "rebuild_loglog.png", "history.png")
 
 
 def test_quick_bench_writes_a_complete_report(tmp_path):
     env = {**os.environ, "EO_BENCH_KAFKA_PORT": "49192"}
     command = [sys.executable, "-m", "lab.bench", "--quick", "--run-id", "quick-test", "--out-root", str(tmp_path)]
-    finished = subprocess.run(command, cwd=REPO_ROOT, env=env, timeout=1200)
+    finished = subprocess.run(command, cwd=REPO_ROOT, env=env, timeout=1800)
     assert finished.returncode == 0, "a bench phase failed; see its output above"
 
     run = tmp_path / "quick-test"
@@ -37,7 +36,12 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     assert {"pyspark", "delta-spark", "apache-flink", "kafka", "java"} <= set(report["versions"])
     assert report["ysb"]["agreement"]["agree"] and report["ysb"]["agreement"]["views"] > 0
     assert len(report["rebuild"]["sizes"]) == 3 and len(report["history"]["runs"]) == 2
-    assert {row["metric"] for row in report["targets"]} <= set(REQUIRED_METRICS)
+    assert set(report["pipeline"]) == {"guarded", "unguarded", "raw_parse"}
+    assert all(job["events"] > 0 for job in report["pipeline"].values())
+    assert len(report["fixed_cost"]["bursts"]) == report["sizes"]["fixed_cost_bursts"]
+    assert report["latency"]["events"] > 0 and report["latency"]["cdf"]
+    assert report["sustained"]["steps"] and {"cold", "standby"} <= set(report["recovery"])
+    assert [row["metric"] for row in report["targets"]] == [name for name, *_ in TARGETS]
     for plot in PLOTS:
         assert (run / plot).read_bytes()[:8] == PNG_MAGIC, plot
     assert "| metric | target | measured | met |" in (run / "summary.md").read_text()
