@@ -23,14 +23,14 @@ setup: system venv jars ## install everything (idempotent; fast the second time)
 system: ## Debian packages the platform needs (Java 17, Maven), only when missing
 	@bash infra/system-packages.sh
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed ## the Python venv from requirements.lock
 $(VENV)/.installed: requirements.lock
 	@test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	@echo "installing Python packages from requirements.lock (a few minutes the first time)"
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
-jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/reader/.resolved
+jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/reader/.resolved ## the jars Spark, Kafka, S3, EMR and the strict reading need (Maven, into .cache/jars)
 $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*
@@ -97,30 +97,30 @@ chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)
 
-test-unit: setup ## unit tests only (a minute)
+test-unit: setup ## unit tests only: no server, no subprocess (~5 min)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)
 
-lint: venv ## ruff
+lint: venv ## ruff check and format check
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-fmt: venv
+fmt: venv ## format and fix with ruff
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
 kafka-start: setup ## start the local broker (KRaft, port from conf or EO_KAFKA_BOOTSTRAP)
 	$(PYTHON) -m infra.kafka start
-kafka-stop: venv
+kafka-stop: venv ## stop the local broker
 	$(PYTHON) -m infra.kafka stop
-kafka-status: venv
-	$(PYTHON) -m infra.kafka status
+kafka-status: venv ## is the broker up (STATUS_ARGS=--json for JSON)
+	$(PYTHON) -m infra.kafka status $(STATUS_ARGS)
 
 airflow: setup ## start Airflow (UI, scheduler, DAG processor, triggerer) and print the login
 	$(PYTHON) -m infra.airflow start
 airflow-stop: venv ## stop Airflow
 	$(PYTHON) -m infra.airflow stop
-airflow-status: venv
-	$(PYTHON) -m infra.airflow status
+airflow-status: venv ## is Airflow up, component by component (STATUS_ARGS=--json)
+	$(PYTHON) -m infra.airflow status $(STATUS_ARGS)
 
 stream-start: setup ## run the streaming job continuously in the background (needs Kafka)
 	$(PYTHON) -m infra.streaming start
@@ -128,8 +128,8 @@ stream-standby: setup ## a warm standby driver that takes over within seconds if
 	$(PYTHON) -m infra.streaming standby
 stream-stop: venv ## stop the streaming job (and its standby)
 	$(PYTHON) -m infra.streaming stop
-stream-status: venv ## is it running; lag per partition; seconds since the last commit
-	$(PYTHON) -m infra.streaming status
+stream-status: venv ## is it running; lag per partition; time since the last commit (STATUS_ARGS=--json)
+	$(PYTHON) -m infra.streaming status $(STATUS_ARGS)
 
 quarantine: setup ## list, export or re-send quarantined records: make quarantine QUARANTINE_ARGS="list --reason 'bad_value:*'"
 	$(PYTHON) -m batch.quarantine $(QUARANTINE_ARGS)

@@ -13,12 +13,13 @@ import argparse
 import sys
 import time
 
+from jobs.cli import EXIT_CODES, guarded
 from jobs.config import Settings, load_settings
 from jobs.maintenance import UnsafeRetention, check_retention
 from jobs.spark import build_session
 from jobs.tables import ALL
 
-# Compaction order for the columns that the refine query and the rebuild filter on.
+# Compaction order for the columns that the stream and the rebuild filter on.
 ZORDER = {"silver": ["event_time"], "campaign_minute_metrics": ["window_start"], "user_sessions": ["session_end"]}
 
 
@@ -43,7 +44,9 @@ def vacuum(spark, settings: Settings, retention_hours: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m batch.maintenance", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m batch.maintenance", description=__doc__.split("\n")[0], epilog=EXIT_CODES
+    )
     parser.add_argument("--optimize", action="store_true")
     parser.add_argument("--vacuum", action="store_true")
     parser.add_argument("--retention-hours", type=float, default=168.0)
@@ -67,4 +70,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main))

@@ -29,6 +29,7 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import lake
+from jobs.cli import guarded
 from jobs.config import ConfigError, Settings, load_settings
 from jobs.spark import MissingJarsError, build_session
 from jobs.tables import BRONZE, QUARANTINE, SOURCE_KEY, TableDef
@@ -615,4 +616,4 @@ def main(argv: list[str] | None = None, *, settings: Settings | None = None, spa
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

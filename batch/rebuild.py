@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs import lake
+from jobs.cli import EXIT_CODES, NotReady, guarded
 from jobs.config import Settings, load_settings
 from jobs.reading import classify_records, recorded_poison
 from jobs.reference import ensure_reference
@@ -147,17 +148,28 @@ def interval_from(args: argparse.Namespace) -> Interval | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m batch.rebuild", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m batch.rebuild", description=__doc__.split("\n")[0], epilog=EXIT_CODES
+    )
     add_interval_args(parser)
     parser.add_argument("--target", choices=["rebuild", "main"], default="rebuild")
     args = parser.parse_args(argv)
     interval = interval_from(args)
     settings = load_settings()
+    lock = None
+    if args.target == "main":  # live tables: the stream must not add to them meanwhile
+        from streaming.standby import ActiveLock
+
+        lock = ActiveLock.for_job(settings, ["events"])
+        if not lock.try_acquire():
+            raise NotReady("the stream is running: stop it (make stream-stop) before rebuilding --target main")
     spark = build_session("eo-rebuild", settings)
     stats = rebuild(spark, settings, interval, args.target)
+    if lock:
+        lock.release()
     print("[rebuild] " + ", ".join(f"{k}={v}" for k, v in stats.items()), flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main))

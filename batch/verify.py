@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from batch.rebuild import RANGE_COLUMN, Interval, add_interval_args, classify_log, interval_from
 from jobs import lake, storage
+from jobs.cli import EXIT_CODES, guarded
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff
@@ -146,7 +147,9 @@ def describe(verdict: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m batch.verify", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m batch.verify", description=__doc__.split("\n")[0], epilog=EXIT_CODES
+    )
     add_interval_args(parser)
     parser.add_argument("--run-name", help="also keep the verdict as reports/verify/runs/<name>.json (Airflow)")
     args = parser.parse_args(argv)
@@ -160,4 +163,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main))

@@ -5,7 +5,7 @@ Weekly: compact the Delta tables (OPTIMIZE, Z-ordered on the columns the jobs fi
 VACUUM what no version needs any more, and delete old verification reports.
 
 The VACUUM retention (`retention_hours`) is checked first: it must outlast Delta's minimum,
-the longest allowed stream downtime and the current refine lag (`conf/platform.toml`,
+the longest allowed stream downtime and the stream's current lag (`conf/platform.toml`,
 `[maintenance]`). An unsafe value fails `check_retention` with the reason, before anything runs.
 """
 

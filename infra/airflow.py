@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra import process
+from infra.status import EPILOG, add_status_flags, answer
 from jobs.config import REPO_ROOT
 
 DEFAULT_HOME = REPO_ROOT / "data" / "airflow"
@@ -146,10 +147,11 @@ class AirflowService:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.airflow", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m infra.airflow", description=__doc__.split("\n")[0], epilog=EPILOG)
     parser.add_argument("action", choices=["start", "stop", "status"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--home", type=Path)
+    add_status_flags(parser)
     args = parser.parse_args(argv)
     service = AirflowService.default(args.port, args.home)
     if args.action == "start":
@@ -162,8 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stopped: {', '.join(stopped)}" if stopped else "Airflow was not running")
     else:
         running = service.running()
-        print(json.dumps({"url": service.url, "healthy": service.healthy(), "components": running}, indent=2))
-        return 0 if all(running.values()) else 3
+        up = all(running.values()) and service.healthy()
+        state = "running" if up else ("partly running" if any(running.values()) else "stopped")
+        report = {"service": "airflow", "state": state, "url": service.url, "healthy": up, "components": running}
+        rows = [("Airflow", state), ("url", service.url)]
+        rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
+        if not up:
+            rows.append(("to start it", "make airflow"))
+        return answer(report, rows, up, args)
     return 0
 
 

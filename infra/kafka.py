@@ -21,6 +21,7 @@ from pathlib import Path
 from string import Template
 
 from infra import process
+from infra.status import EPILOG, add_status_flags, answer
 from jobs.config import REPO_ROOT, load_settings
 
 JARS_DIR = REPO_ROOT / ".cache" / "jars" / "kafka"
@@ -134,10 +135,11 @@ class Broker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.kafka", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m infra.kafka", description=__doc__.split("\n")[0], epilog=EPILOG)
     parser.add_argument("action", choices=["start", "stop", "status", "kill"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--home", type=Path)
+    add_status_flags(parser)
     args = parser.parse_args(argv)
     broker = Broker.default(args.port, args.home)
     if args.action == "start":
@@ -149,9 +151,14 @@ def main(argv: list[str] | None = None) -> int:
         pid = broker.kill()
         print(f"Kafka pid {pid} killed" if pid else "Kafka was not running")
     else:
-        up = broker.running() and broker.answers()
-        print(f"Kafka on {broker.bootstrap}: {'running' if up else 'stopped'}")
-        return 0 if up else 3
+        process_up = broker.running()
+        up = process_up and broker.answers()
+        state = "running" if up else ("started, not answering yet" if process_up else "stopped")
+        report = {"service": "kafka", "state": state, "bootstrap": broker.bootstrap, "home": str(broker.home)}
+        rows = [("Kafka", state), ("bootstrap", broker.bootstrap), ("home", broker.home)]
+        if not process_up:
+            rows.append(("to start it", "make kafka-start"))
+        return answer(report, rows, up, args)
     return 0
 
 

@@ -11,13 +11,13 @@ has, it is the job (its pid file is promoted), and another standby can be starte
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 from pathlib import Path
 
 from infra import process
+from infra.status import EPILOG, add_status_flags, answer, seconds
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.submit import submit_command, submit_env
 
@@ -100,9 +100,50 @@ def kill(settings: Settings) -> int | None:
     return pid
 
 
+def status(settings: Settings, args: argparse.Namespace) -> int:
+    """Running or not, standby, lag and freshness of the query, poison records isolated."""
+    from confluent_kafka import KafkaException
+
+    from jobs.monitoring import health
+    from streaming.poison import read_record
+
+    poison = read_record(settings)
+    up = running(settings)
+    try:
+        queries, kafka = health(settings), "reachable"
+    except KafkaException as exc:  # the lag needs the broker; the rest does not
+        queries, kafka = {}, f"not reachable at {settings.kafka_bootstrap} ({exc.args[0]}): make kafka-start"
+    report = {
+        "running": up,
+        "standby": standing_by(settings),
+        "kafka": kafka,
+        "queries": queries,
+        "poison_records_isolated": poison["records"],
+        "last_isolation": poison["isolations"][-1] if poison["isolations"] else None,
+    }
+    rows: list[tuple[str, object]] = [
+        ("streaming job", "running" if up else "stopped (make stream-start)"),
+        ("standby", "waiting" if report["standby"] else "none (make stream-standby)"),
+    ]
+    if not queries:
+        rows.append(("Kafka", kafka))
+    for name, query in queries.items():
+        age = query["seconds_since_commit"]
+        done = "no batch committed yet" if age is None else f"last batch {query['last_batch']}, {seconds(age)} ago"
+        rows.append((f"query {name}", done))
+        lag = ", ".join(f"p{p} {n:,}" for p, n in query["lag_by_partition"].items())
+        rows.append(("  Kafka lag", f"{query['lag']:,} records" + (f" ({lag})" if lag else "")))
+    rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
+    rows.append(("log", home(settings) / "streaming.log"))
+    return answer(report, rows, up, args)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.streaming", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.streaming", description=__doc__.split("\n")[0], epilog=EPILOG
+    )
     parser.add_argument("action", choices=["start", "standby", "stop", "status", "kill"])
+    add_status_flags(parser)
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="arguments for `streaming run`")
     args = parser.parse_args(argv)
     settings = load_settings()
@@ -120,19 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         pid = kill(settings)
         print(f"streaming job pid {pid} killed" if pid else "streaming job was not running")
     else:
-        from jobs.monitoring import health
-        from streaming.poison import read_record
-
-        poison = read_record(settings)
-        report = {
-            "running": running(settings),
-            "standby": standing_by(settings),
-            "queries": health(settings),
-            "poison_records_isolated": poison["records"],
-            "last_isolation": poison["isolations"][-1] if poison["isolations"] else None,
-        }
-        print(json.dumps(report, indent=2))
-        return 0 if running(settings) else 3
+        return status(settings, args)
     return 0
 
 

@@ -48,6 +48,12 @@ class Settings:
     # jobs.kafka_admin.spark_kafka_options adds the address, client_config derives the Python clients' own.
     kafka_options: dict[str, str] = field(default_factory=dict)
     job_runner: str = "spark-submit"  # or "emr-serverless": how Airflow runs the job modules
+    # The epoch lease (jobs/fencing.py): "file" next to the checkpoints, or "dynamodb" in
+    # `lease_table` (instances on different machines); PostgreSQL wins when its sinks are on.
+    lease: str = "file"
+    lease_table: str = ""
+    aws_region: str = ""
+    aws_endpoint: str = ""  # a local AWS-compatible server (local-s3); empty: AWS itself
 
     @property
     def remote(self) -> bool:

@@ -1,7 +1,8 @@
 """Fencing: a stale (zombie) instance of a job can never commit once a newer one has started.
 
-Every start of a job takes a new epoch from a lease (a row in PostgreSQL, or without one an
-exclusively created file next to the checkpoints). Commits are fenced two ways:
+Every start of a job takes a new epoch from a lease: a row in PostgreSQL, an item in DynamoDB
+(instances on different machines: the cloud), or an exclusively created file next to the
+checkpoints (one machine). Commits are fenced two ways:
 - PostgreSQL: the committing transaction locks the lease row and checks the epoch (FOR UPDATE),
   so a zombie's transaction is refused atomically.
 - Delta: commits carry a transaction id (app id = job, version = epoch << 40 | position); the new
@@ -12,9 +13,12 @@ exclusively created file next to the checkpoints). Commits are fenced two ways:
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from jobs.cloud import LOG_STORE_KEYS
 
 EXIT_FENCED = 75  # EX_TEMPFAIL: the supervisor should not count it as a crash to retry
 
@@ -106,6 +110,49 @@ class PostgresLease:
             return int(row[0]) if row else 0
 
 
+class DynamoLease:
+    """The epoch of each job as one item of a DynamoDB table, for instances on different machines.
+
+    Why DynamoDB: every EMR Serverless job run has a disk of its own (file leases cannot see each
+    other), and Terraform already creates the table Delta's S3DynamoDBLogStore uses, with the IAM
+    actions this needs; no database to run. Items live beside the log store's under a `tablePath`
+    no S3 path can have (`lease://<job>`), so the log store never reads them. Taking an epoch is
+    one atomic `ADD` (an update is serialised per item), and reads are strongly consistent, so
+    `current` sees every epoch taken before it.
+    """
+
+    HASH, RANGE = LOG_STORE_KEYS["hash"], LOG_STORE_KEYS["range"]
+
+    def __init__(self, table: str, client) -> None:
+        self.table, self.client = table, client
+
+    @classmethod
+    def for_settings(cls, settings) -> DynamoLease:
+        import boto3
+
+        options = {"region_name": settings.aws_region or None}
+        if settings.aws_endpoint:  # the local S3-compatible server (local-s3) serves DynamoDB too
+            options.update(endpoint_url=settings.aws_endpoint, aws_access_key_id="local", aws_secret_access_key="local")
+        return cls(settings.lease_table, boto3.client("dynamodb", **options))
+
+    def _key(self, job: str) -> dict:
+        return {self.HASH: {"S": f"lease://{job}"}, self.RANGE: {"S": "epoch"}}
+
+    def acquire(self, job: str) -> int:
+        answer = self.client.update_item(
+            TableName=self.table,
+            Key=self._key(job),
+            UpdateExpression="ADD epoch :one SET started_at = :now",
+            ExpressionAttributeValues={":one": {"N": "1"}, ":now": {"N": str(int(time.time()))}},
+            ReturnValues="UPDATED_NEW",
+        )
+        return int(answer["Attributes"]["epoch"]["N"])
+
+    def current(self, job: str) -> int:
+        item = self.client.get_item(TableName=self.table, Key=self._key(job), ConsistentRead=True).get("Item")
+        return int(item["epoch"]["N"]) if item else 0
+
+
 def assert_epoch_in(conn, job: str, epoch: int) -> None:
     """Inside the committing transaction: lock the lease row and refuse if a newer epoch holds it."""
     row = conn.execute("SELECT epoch FROM job_lease WHERE job = %s FOR UPDATE", (job,)).fetchone()
@@ -136,12 +183,18 @@ class Fence:
         return batch_id + 1
 
 
-def lease_for(checkpoint_root: str, dsn: str | None) -> Lease:
-    return PostgresLease(dsn) if dsn else FileLease(checkpoint_root)
+def lease_for(settings, dsn: str | None) -> Lease:
+    """The lease of this environment, chosen once: PostgreSQL when the external sinks use one (they
+    check the epoch inside their own transactions), else what `lease` in conf/platform.toml says."""
+    if dsn:
+        return PostgresLease(dsn)
+    if settings.lease == "dynamodb":
+        return DynamoLease.for_settings(settings)
+    return FileLease(local_root(settings))
 
 
 def local_root(settings) -> str:
     """A local folder for file leases and locks: the checkpoint root, or data/ when that is remote."""
     from jobs.config import REPO_ROOT
 
-    return settings.checkpoint_root if "://" not in settings.checkpoint_root else str(REPO_ROOT / "data")
+    return str(REPO_ROOT / "data") if settings.remote else settings.checkpoint_root

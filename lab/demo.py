@@ -21,6 +21,7 @@ from pathlib import Path
 from infra.kafka import Broker
 from infra.s3 import LocalS3
 from jobs import storage
+from jobs.cli import guarded
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.kafka_admin import delete_topic, ensure_topic
 from jobs.submit import run_job
@@ -143,4 +144,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
+from jobs.cli import EXIT_CODES, guarded
 from jobs.config import Settings, load_settings
 from jobs.kafka_admin import ensure_topic
 from producer.generator import ClickstreamGenerator, Message, Rates
@@ -53,7 +54,7 @@ def summary(stats: PublishStats) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="publish a generated clickstream")
     gen.add_argument("--events", type=int, default=1_000_000)
@@ -86,4 +87,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

@@ -1,3 +1,4 @@
+from jobs.cli import guarded
 from streaming.run import main
 
-raise SystemExit(main())
+raise SystemExit(guarded(main))

@@ -21,8 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import commits, lake, storage
+from jobs.cli import EXIT_CODES, guarded
 from jobs.config import Settings, load_settings
-from jobs.fencing import EXIT_FENCED, Fence, lease_for, local_root
+from jobs.fencing import EXIT_FENCED, Fence, lease_for
 from jobs.kafka_admin import topic_partitions
 from jobs.reference import ensure_reference
 from jobs.sinks import postgres
@@ -53,7 +54,7 @@ def prepare(spark, settings: Settings) -> None:
 
 def _lease(settings: Settings):
     """Where the job's epochs live: PostgreSQL when a sink database is configured, else files."""
-    return lease_for(local_root(settings), postgres.configured()[0])
+    return lease_for(settings, postgres.configured()[0])
 
 
 def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.PostgresSink]]:
@@ -254,7 +255,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m streaming", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m streaming", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
     run_cmd = commands.add_parser("run", help="run the streaming query")
     run_cmd.add_argument("--until-caught-up", action="store_true", help="availableNow, then exit")
@@ -288,4 +289,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded(main))

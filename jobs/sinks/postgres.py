@@ -72,7 +72,7 @@ def create_tables(dsn: str) -> None:
 
 
 def reset(dsn: str, job: str) -> None:
-    """Forget everything delivered (after a refine checkpoint reset, bronze is re-delivered)."""
+    """Forget everything delivered (a `streaming reset` starts the sinks afresh)."""
     with connect(dsn) as conn:
         for g in GUARANTEES:
             conn.execute(f"TRUNCATE {table_name(g)}")

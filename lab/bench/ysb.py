@@ -136,15 +136,22 @@ def run_spark(spark: SparkSession, settings: Settings, topic: str, mode: str, wo
 
 
 def compare_counts(results: list[dict]) -> dict:
-    """Do all systems agree on every (campaign, window) count?"""
+    """Do all systems agree on every (campaign, window) count? A disagreement says where."""
     reference = results[0]["counts"]
-    disagreements = {
-        r["system"]: sum(1 for k in set(reference) | set(r["counts"]) if reference.get(k) != r["counts"].get(k))
+    differing = {
+        r["system"]: sorted(k for k in set(reference) | set(r["counts"]) if reference.get(k) != r["counts"].get(k))
         for r in results[1:]
+    }
+    samples = {
+        system: [{"key": list(k), results[0]["system"]: reference.get(k), system: counts.get(k)} for k in keys[:3]]
+        for (system, keys), counts in zip(differing.items(), (r["counts"] for r in results[1:]), strict=True)
+        if keys
     }
     return {
         "windows": len(reference),
         "views": sum(reference.values()),
-        "disagreeing_windows": disagreements,
-        "agree": all(n == 0 for n in disagreements.values()),
+        "views_per_system": {r["system"]: sum(r["counts"].values()) for r in results},
+        "disagreeing_windows": {system: len(keys) for system, keys in differing.items()},
+        "samples": samples,
+        "agree": all(not keys for keys in differing.values()),
     }

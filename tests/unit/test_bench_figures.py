@@ -42,6 +42,8 @@ def test_counts_must_agree_window_by_window():
     assert compare_counts([a, b])["agree"]
     verdict = compare_counts([a, b, c])
     assert not verdict["agree"] and verdict["disagreeing_windows"] == {"b": 0, "c": 1}
+    assert verdict["samples"] == {"c": [{"key": ["c2", 0], "a": 1, "c": None}]}
+    assert verdict["views_per_system"] == {"a": 4, "b": 4, "c": 3}
 
 
 # -- targets ---------------------------------------------------------------------------------

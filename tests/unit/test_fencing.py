@@ -4,7 +4,9 @@ import threading
 
 import pytest
 
-from jobs.fencing import Fence, Fenced, FileLease, PostgresLease, decode_version, encode_version
+from jobs import commits
+from jobs.cloud import LOG_STORE_KEYS
+from jobs.fencing import DynamoLease, Fence, Fenced, FileLease, PostgresLease, decode_version, encode_version
 
 
 def starts_supersede(lease) -> None:
@@ -38,6 +40,59 @@ def test_file_lease_concurrent_starts_never_share_an_epoch(tmp_path):
     concurrent_starts_never_share_an_epoch(FileLease(str(tmp_path)))
 
 
+@pytest.fixture
+def dynamo_lease():
+    """The lease in the Delta log store's table (as Terraform creates it), on moto's DynamoDB."""
+    import boto3
+    from moto import mock_aws
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="eu-west-1")
+        keys = [LOG_STORE_KEYS["hash"], LOG_STORE_KEYS["range"]]
+        client.create_table(
+            TableName="eo-delta-log",
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys],
+            KeySchema=[{"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"), strict=True)],
+        )
+        # an entry of Delta's S3DynamoDBLogStore, which the lease must leave alone
+        log_entry = {LOG_STORE_KEYS["hash"]: {"S": "s3://lake/silver"}, LOG_STORE_KEYS["range"]: {"S": "0.json"}}
+        client.put_item(TableName="eo-delta-log", Item=log_entry)
+        yield DynamoLease("eo-delta-log", client)
+        assert client.get_item(TableName="eo-delta-log", Key=log_entry)["Item"] == log_entry
+
+
+@pytest.mark.unit
+def test_dynamodb_lease_every_start_takes_a_new_epoch_and_supersedes_the_last(dynamo_lease):
+    starts_supersede(dynamo_lease)
+
+
+@pytest.mark.unit
+def test_dynamodb_lease_concurrent_starts_never_share_an_epoch(dynamo_lease):
+    concurrent_starts_never_share_an_epoch(dynamo_lease)
+
+
+@pytest.mark.unit
+def test_a_zombie_with_a_dynamodb_epoch_can_neither_go_on_nor_commit(dynamo_lease, tmp_path):
+    """Two job runs on different machines: the paused one wakes up after the new one started."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    schema = pa.schema([("k", pa.string())])
+    write_deltalake(str(tmp_path / "silver"), schema.empty_table())
+    zombie = Fence.start(dynamo_lease, "events")
+    commits.append(
+        commits.Table(str(tmp_path / "silver")), pa.table({"k": ["a"]}, schema), commits.Txn("events", zombie.epoch, 1)
+    )
+    successor = Fence.start(dynamo_lease, "events")
+    commits.claim(commits.Table(str(tmp_path / "silver")), "events", successor.epoch)
+    with pytest.raises(Fenced):
+        zombie.check()  # before its next batch
+    late = pa.table({"k": ["z"]}, schema)
+    with pytest.raises(Fenced):  # or, had it passed the check already, at the commit
+        commits.append(commits.Table(str(tmp_path / "silver")), late, commits.Txn("events", zombie.epoch, 2))
+
+
 @pytest.mark.integration
 def test_postgres_lease_every_start_takes_a_new_epoch_and_supersedes_the_last(pg_dsn):
     starts_supersede(PostgresLease(pg_dsn))
@@ -54,3 +109,16 @@ def test_versions_order_epochs_before_positions_and_decode_back():
     assert decode_version(encode_version(7, 123)) == (7, 123)
     with pytest.raises(ValueError):
         encode_version(1, 1 << 40)
+
+
+@pytest.mark.unit
+def test_the_lease_is_chosen_once_from_the_settings(tmp_path):
+    from jobs.config import load_settings
+    from jobs.fencing import lease_for
+
+    local = load_settings("local").with_overrides(checkpoint_root=str(tmp_path))
+    assert isinstance(lease_for(local, None), FileLease)
+    cloud = local.with_overrides(lease="dynamodb", lease_table="eo-delta-log", aws_region="eu-west-1")
+    lease = lease_for(cloud, None)
+    assert isinstance(lease, DynamoLease) and lease.table == "eo-delta-log"
+    assert lease.client.meta.region_name == "eu-west-1"

@@ -1,0 +1,65 @@
+"""Known failures of every command line end in one line that says what to do, and an exit code."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from jobs import cli
+from jobs.spark import MissingJarsError
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_broker_that_is_down_says_how_to_start_it():
+    code, line = cli.explain(KafkaException(KafkaError(KafkaError._TRANSPORT)))
+    assert code == cli.NOT_READY and "Kafka is not reachable at" in line and "make kafka-start" in line
+
+
+def test_missing_jars_say_make_jars():
+    assert cli.explain(MissingJarsError("no jars in .cache/jars/spark")) == (
+        cli.NOT_READY,
+        "no jars in .cache/jars/spark (run `make jars`)",
+    )
+
+
+def test_a_missing_table_is_named_whichever_engine_noticed(spark, tmp_path):
+    from deltalake import DeltaTable
+    from pyspark.errors import AnalysisException
+
+    missing = str(tmp_path / "silver")
+    with pytest.raises(AnalysisException) as spark_error:
+        spark.read.format("delta").load(missing).count()
+    with pytest.raises(Exception) as rust_error:
+        DeltaTable(missing)
+    for error in (spark_error.value, rust_error.value):
+        code, line = cli.explain(error)
+        assert code == cli.NOT_READY and "a table is missing" in line and "silver" in line
+
+
+def test_a_bug_keeps_its_traceback_and_a_known_failure_is_one_line(capsys):
+    def buggy(argv):
+        raise ValueError("a bug")
+
+    def not_ready(argv):
+        raise cli.NotReady("the stream is running: stop it first (make stream-stop)")
+
+    with pytest.raises(ValueError):
+        cli.guarded(buggy, [])
+    assert cli.guarded(not_ready, []) == cli.NOT_READY
+    assert capsys.readouterr().err == "error: the stream is running: stop it first (make stream-stop)\n"
+
+
+def test_rebuilding_live_tables_waits_for_the_stream_to_stop(monkeypatch, tmp_path, capsys):
+    from batch import rebuild
+    from jobs.config import load_settings
+    from streaming.standby import ActiveLock
+
+    monkeypatch.setenv("EO_CHECKPOINT_ROOT", str(tmp_path))
+    stream = ActiveLock.for_job(load_settings(), ["events"])
+    assert stream.try_acquire()  # the running stream holds it
+    try:
+        assert cli.guarded(rebuild.main, ["--target", "main"]) == cli.NOT_READY
+    finally:
+        stream.release()
+    assert "the stream is running: stop it (make stream-stop)" in capsys.readouterr().err

@@ -1,0 +1,42 @@
+"""`make *-status` answers people with a table and scripts with JSON; a stopped service is an answer."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from infra import kafka
+from infra.status import seconds, table
+from jobs.config import REPO_ROOT
+
+pytestmark = pytest.mark.unit
+
+
+def test_every_make_target_says_what_it_does_in_make_help():
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
+    described = set(re.findall(r"^([a-z][a-z-]*):.*## ", makefile, flags=re.M))
+    assert targets and targets == described, f"targets without a ## description: {sorted(targets - described)}"
+
+
+def test_a_stopped_broker_is_an_answer_and_check_makes_it_not_ready(tmp_path, capsys):
+    where = ["--port", "1", "--home", str(tmp_path)]
+    assert kafka.main(["status", *where]) == 0
+    shown = capsys.readouterr().out
+    assert re.search(r"^Kafka\s+stopped$", shown, flags=re.M) and "make kafka-start" in shown
+
+    assert kafka.main(["status", "--json", *where]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "service": "kafka",
+        "state": "stopped",
+        "bootstrap": "127.0.0.1:1",
+        "home": str(tmp_path),
+    }
+    assert kafka.main(["status", "--check", *where]) == 3
+
+
+def test_tables_align_and_durations_read_like_durations():
+    assert table([("a", 1), ("long name", "x")]) == "a          1\nlong name  x"
+    assert [seconds(v) for v in (None, 3.04, 969.8, 9000)] == ["never", "3.0 s", "16 min", "2.5 h"]
