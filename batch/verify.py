@@ -60,7 +60,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     valid = valid_events(classified).select(*SILVER.key).persist()
     duplicates = valid.count() - valid.distinct().count()
     valid.unpersist()
-    acks = read_acks(spark, settings.acks_root, settings.topic)
+    acks = read_acks(spark, storage.files_under(settings, settings.acks_root, ".csv"), settings.topic)
     acked = acks.count() if acks is not None else None
     row = {
         "acked": acked,
@@ -113,13 +113,8 @@ def verify(spark, settings: Settings, interval: Interval | None = None, verdict_
 
 
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
-    url = evidence.publish()
-    if "://" not in settings.reports_root:  # reports kept on this machine: the local site is it
-        return url
-    site = Path(url.removeprefix("file://")).parent
-    target = f"{settings.reports_root.rstrip('/')}/data-docs"
-    storage.upload_tree(settings, site, target)
-    return f"{target}/index.html"
+    site = Path(evidence.publish().removeprefix("file://")).parent
+    return storage.publish_site(settings, site, f"{settings.reports_root.rstrip('/')}/data-docs")
 
 
 def describe(verdict: dict) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from jobs.config import Settings
 from jobs.monitoring import read_checkpoint
+from jobs.storage import files
 from jobs.tables import SEED
 
 
@@ -36,19 +37,21 @@ def delta_readers(settings: Settings) -> list[tuple[str, str]]:
 
 def oldest_unread_commit_age_hours(settings: Settings, checkpoint: str, table: str) -> float:
     """Age of the oldest commit of `table` the stream at `checkpoint` has not read yet (0 if none)."""
-    log = Path(settings.table_path(table)) / "_delta_log"
-    state = read_checkpoint(checkpoint)
+    fs = files(settings)
+    log = f"{settings.table_path(table).rstrip('/')}/_delta_log"
+    state = read_checkpoint(checkpoint, fs)
     delta = [s for s in state.source_offsets if "reservoirVersion" in s]
     next_version = int(delta[0]["reservoirVersion"]) if delta else 0
-    unread = sorted(int(p.stem) for p in log.glob("*.json") if p.stem.isdigit() and int(p.stem) >= next_version)
+    versions = (name.removesuffix(".json") for name in fs.names(log) if name.endswith(".json"))
+    unread = sorted(int(v) for v in versions if v.isdigit() and int(v) >= next_version)
     if not unread:
         return 0.0
-    first = log / f"{unread[0]:020d}.json"
-    for line in first.read_text().splitlines():
+    first = f"{log}/{unread[0]:020d}.json"
+    for line in fs.read_text(first).splitlines():
         info = json.loads(line).get("commitInfo")
         if info and "timestamp" in info:
             return max(0.0, (time.time() * 1000 - info["timestamp"]) / 3_600_000)
-    return max(0.0, (time.time() - first.stat().st_mtime) / 3600)
+    return max(0.0, (time.time() - fs.modified(first)) / 3600)
 
 
 def retention_policy(settings: Settings) -> RetentionPolicy:

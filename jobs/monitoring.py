@@ -2,8 +2,7 @@
 
 - lag: Kafka end offsets per partition - offsets of the last committed batch (records behind);
 - freshness: how long ago the last batch committed.
-Local paths only for now (checkpoints on object storage are read by the cloud runtime's own
-monitoring).
+Checkpoints are read where the environment keeps them (jobs/storage.py: the local disk or S3).
 """
 
 from __future__ import annotations
@@ -11,9 +10,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from jobs.config import Settings
+from jobs.storage import Files, LocalFiles, files
 
 
 @dataclass
@@ -29,25 +28,21 @@ class CheckpointState:
         return None if self.committed_at is None else max(0.0, time.time() - self.committed_at)
 
 
-def _numbered(folder: Path) -> list[int]:
-    return sorted(int(p.name) for p in folder.glob("[0-9]*") if p.name.isdigit()) if folder.is_dir() else []
+def _numbered(fs: Files, folder: str) -> list[int]:
+    return sorted(int(name) for name in fs.names(folder) if name.isdigit())
 
 
-def read_checkpoint(path: str) -> CheckpointState:
-    root = Path(path)
-    commits = _numbered(root / "commits")
+def read_checkpoint(path: str, fs: Files | None = None) -> CheckpointState:
+    fs = fs or LocalFiles()
+    root = path.rstrip("/")
+    commits = _numbered(fs, f"{root}/commits")
     if not commits:
         return CheckpointState()
     last = commits[-1]
     # offsets/<n>: a version line, the batch metadata, then one JSON line per source.
-    lines = (root / "offsets" / str(last)).read_text().splitlines()
+    lines = fs.read_text(f"{root}/offsets/{last}").splitlines()
     sources = [json.loads(line) for line in lines[2:] if line.strip() and line.strip() != "-"]
-    return CheckpointState(last, (root / "commits" / str(last)).stat().st_mtime, sources)
-
-
-def latest_delta_version(table_path: str) -> int | None:
-    versions = [int(p.stem) for p in Path(table_path, "_delta_log").glob("*.json") if p.stem.isdigit()]
-    return max(versions) if versions else None
+    return CheckpointState(last, fs.modified(f"{root}/commits/{last}"), sources)
 
 
 @dataclass
@@ -65,7 +60,7 @@ def kafka_offsets(state: CheckpointState, topic: str) -> dict:
 
 
 def stream_health(settings: Settings, end_offsets: dict[int, int], query: str = "events") -> QueryHealth:
-    state = read_checkpoint(settings.checkpoint_path(query))
+    state = read_checkpoint(settings.checkpoint_path(query), files(settings))
     done = kafka_offsets(state, settings.topic)
     by_partition = {str(p): max(0, end - int(done.get(str(p), 0))) for p, end in sorted(end_offsets.items())}
     return QueryHealth(query, state.batch_id, state.age_seconds, sum(by_partition.values()), by_partition)

@@ -1,13 +1,13 @@
-"""Small file operations on local paths and s3a:// URIs alike (reports, demo clean-up).
-
-Tables and checkpoints go through Spark; this is for the few plain files around them.
-"""
+"""Storage behind the environment switch: delta-rs tables and the plain files around them
+(checkpoints read by monitoring, Delta logs read by the VACUUM guard, reports), on the local disk
+or an object store, chosen once from the settings (`Settings.remote`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Protocol
 
 from jobs.config import Settings
 
@@ -32,7 +32,7 @@ def delta_table(settings: Settings, name: str, namespace: str = "main"):
     from jobs.commits import Table
 
     path = settings.table_path(name, namespace)
-    if "://" not in path:
+    if not settings.remote:
         return Table(path)
     conf = settings.spark_conf
     endpoint = conf.get("spark.hadoop.fs.s3a.endpoint")
@@ -50,51 +50,131 @@ def delta_table(settings: Settings, name: str, namespace: str = "main"):
     return Table("s3://" + path.split("://", 1)[1], {k: v for k, v in options.items() if v})
 
 
+OBJECT_STORE_SCHEMES = ("s3a://", "s3://")
+
+
 def _split(uri: str) -> tuple[str, str]:
     bucket, _, key = uri.split("://", 1)[1].partition("/")
     return bucket, key
 
 
-def delete_tree(settings: Settings, uri: str) -> None:
-    if "://" not in uri:
+class Files(Protocol):
+    """The plain files around tables and checkpoints, wherever the environment keeps them."""
+
+    def names(self, folder: str) -> list[str]: ...  # entries directly under `folder`, files and folders
+
+    def read_text(self, uri: str) -> str: ...
+
+    def write_text(self, uri: str, text: str) -> None: ...
+
+    def modified(self, uri: str) -> float: ...  # epoch seconds
+
+    def exists(self, uri: str) -> bool: ...
+
+    def delete_tree(self, uri: str) -> None: ...
+
+
+class LocalFiles:
+    def names(self, folder: str) -> list[str]:
+        return sorted(p.name for p in Path(folder).iterdir()) if Path(folder).is_dir() else []
+
+    def read_text(self, uri: str) -> str:
+        return Path(uri).read_text()
+
+    def write_text(self, uri: str, text: str) -> None:
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+        Path(uri).write_text(text)
+
+    def modified(self, uri: str) -> float:
+        return Path(uri).stat().st_mtime
+
+    def exists(self, uri: str) -> bool:
+        return Path(uri).exists()
+
+    def delete_tree(self, uri: str) -> None:
         shutil.rmtree(uri, ignore_errors=True)
-        return
-    s3 = _s3(settings)
-    bucket, prefix = _split(uri.rstrip("/") + "/")
-    for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=prefix):
-        doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in page.get("Versions", [])]
-        doomed += [{"Key": m["Key"], "VersionId": m["VersionId"]} for m in page.get("DeleteMarkers", [])]
-        if doomed:
-            s3.delete_objects(Bucket=bucket, Delete={"Objects": doomed})
+
+
+class ObjectStoreFiles:
+    """s3a:// (or s3://) URIs through boto3: the same objects Spark's s3a reads."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def names(self, folder: str) -> list[str]:
+        bucket, prefix = _split(folder.rstrip("/") + "/")
+        found: set[str] = set()
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
+            found.update(c["Prefix"][len(prefix) :].rstrip("/") for c in page.get("CommonPrefixes", []))
+            found.update(o["Key"][len(prefix) :] for o in page.get("Contents", []))
+        return sorted(name for name in found if name)
+
+    def read_text(self, uri: str) -> str:
+        bucket, key = _split(uri)
+        return self.client.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+
+    def write_text(self, uri: str, text: str) -> None:
+        bucket, key = _split(uri)
+        self.client.put_object(Bucket=bucket, Key=key, Body=text.encode())
+
+    def modified(self, uri: str) -> float:
+        bucket, key = _split(uri)
+        return self.client.head_object(Bucket=bucket, Key=key)["LastModified"].timestamp()
+
+    def exists(self, uri: str) -> bool:
+        bucket, key = _split(uri)
+        return "Contents" in self.client.list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+
+    def delete_tree(self, uri: str) -> None:
+        bucket, prefix = _split(uri.rstrip("/") + "/")
+        for page in self.client.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=prefix):
+            doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in page.get("Versions", [])]
+            doomed += [{"Key": m["Key"], "VersionId": m["VersionId"]} for m in page.get("DeleteMarkers", [])]
+            if doomed:
+                self.client.delete_objects(Bucket=bucket, Delete={"Objects": doomed})
+
+
+def files(settings: Settings) -> Files:
+    """Where the environment keeps the lake and checkpoints, chosen once: local disk or object store."""
+    return ObjectStoreFiles(_s3(settings)) if settings.remote else LocalFiles()
+
+
+def _files_of(settings: Settings, uri: str) -> Files:
+    """Reports may stay local while the lake is remote (local-s3): their root decides for them."""
+    return ObjectStoreFiles(_s3(settings)) if uri.startswith(OBJECT_STORE_SCHEMES) else LocalFiles()
+
+
+def delete_tree(settings: Settings, uri: str) -> None:
+    _files_of(settings, uri).delete_tree(uri)
 
 
 def write_text(settings: Settings, uri: str, text: str) -> None:
-    if "://" not in uri:
-        Path(uri).parent.mkdir(parents=True, exist_ok=True)
-        Path(uri).write_text(text)
-        return
-    bucket, key = _split(uri)
-    _s3(settings).put_object(Bucket=bucket, Key=key, Body=text.encode())
-
-
-def upload_tree(settings: Settings, folder: Path, uri: str) -> None:
-    """Copy a local folder (the Data Docs site) to an object store prefix."""
-    s3 = _s3(settings)
-    bucket, prefix = _split(uri.rstrip("/") + "/")
-    for path in folder.rglob("*"):
-        if path.is_file():
-            s3.upload_file(str(path), bucket, prefix + str(path.relative_to(folder)))
+    _files_of(settings, uri).write_text(uri, text)
 
 
 def read_text(settings: Settings, uri: str) -> str:
-    if "://" not in uri:
-        return Path(uri).read_text()
-    bucket, key = _split(uri)
-    return _s3(settings).get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+    return _files_of(settings, uri).read_text(uri)
 
 
 def exists(settings: Settings, uri: str) -> bool:
-    if "://" not in uri:
-        return Path(uri).exists()
-    bucket, key = _split(uri)
-    return "Contents" in _s3(settings).list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
+    return _files_of(settings, uri).exists(uri)
+
+
+def files_under(settings: Settings, folder: str, suffix: str) -> list[str]:
+    """The URIs of the files directly under `folder` whose names end with `suffix`, sorted."""
+    return [
+        f"{folder.rstrip('/')}/{name}" for name in _files_of(settings, folder).names(folder) if name.endswith(suffix)
+    ]
+
+
+def publish_site(settings: Settings, site: Path, uri: str) -> str:
+    """Where a locally built static site (the Data Docs) can be read: the folder itself when the
+    reports stay on this machine, else a copy under `uri` on the object store. Its index page."""
+    if not uri.startswith(OBJECT_STORE_SCHEMES):
+        return (site / "index.html").as_uri()
+    s3 = _s3(settings)
+    bucket, prefix = _split(uri.rstrip("/") + "/")
+    for path in site.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, prefix + str(path.relative_to(site)))
+    return f"{uri.rstrip('/')}/index.html"

@@ -8,8 +8,6 @@ laxer parse: a record with two event_ids is malformed, not found under either.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -18,9 +16,8 @@ from jobs.tables import SOURCE_KEY
 ACK_SCHEMA = "topic STRING, partition INT, offset BIGINT, kind STRING"
 
 
-def read_acks(spark: SparkSession, acks_root: str, topic: str) -> DataFrame | None:
-    """All ack logs under acks_root for this topic; None if no producer left one."""
-    files = sorted(str(p) for p in Path(acks_root).glob("*.csv")) if "://" not in acks_root else [f"{acks_root}/*.csv"]
+def read_acks(spark: SparkSession, files: list[str], topic: str) -> DataFrame | None:
+    """The producers' ack logs (CSV files), this topic's rows; None if no producer left one."""
     if not files:
         return None
     acks = spark.read.csv(files, header=True, schema=ACK_SCHEMA).where(F.col("topic") == topic)

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from jobs import storage
 from jobs.maintenance import UnsafeRetention, check_retention, old_reports, retention_policy
 from jobs.monitoring import read_checkpoint, stream_health
 from tests.conftest import lake_settings
@@ -13,50 +14,75 @@ from tests.conftest import lake_settings
 pytestmark = pytest.mark.unit
 
 
-def write_checkpoint(root, batch: int, source_offset: dict, committed: bool = True, seed: dict | None = None) -> None:
+@pytest.fixture(params=["local", "s3"])
+def lake(request, tmp_path, monkeypatch):
+    """Settings and their file access, on the local disk or on (moto's) S3: the answers must agree."""
+    settings = lake_settings(tmp_path, topic="t")
+    if request.param == "local":
+        yield settings, storage.files(settings)
+        return
+    import boto3
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        boto3.client("s3").create_bucket(Bucket="lake")
+        remote = settings.with_overrides(lake_root="s3a://lake/lake", checkpoint_root="s3a://lake/checkpoints")
+        fs = storage.files(remote)
+        assert isinstance(fs, storage.ObjectStoreFiles)
+        yield remote, fs
+
+
+def write_checkpoint(fs, root: str, batch: int, source: dict, committed: bool = True, seed: dict | None = None) -> None:
     """offsets/<n> as Spark writes it: version, batch metadata, then one line per source."""
-    (root / "offsets").mkdir(parents=True, exist_ok=True)
-    (root / "commits").mkdir(parents=True, exist_ok=True)
-    sources = "\n".join(json.dumps(s) for s in (source_offset, seed) if s is not None)
-    (root / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0}}\n{sources}\n')
+    sources = "\n".join(json.dumps(s) for s in (source, seed) if s is not None)
+    fs.write_text(f"{root}/offsets/{batch}", f'v1\n{{"batchWatermarkMs":0}}\n{sources}\n')
     if committed:
-        (root / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+        fs.write_text(f"{root}/commits/{batch}", 'v1\n{"nextBatchWatermarkMs":0}\n')
 
 
-def write_seed_log(settings, versions: int, age_hours: float = 0) -> None:
-    log = settings.table_path("seed")
-    os.makedirs(f"{log}/_delta_log", exist_ok=True)
+def write_seed_log(settings, fs, versions: int, age_hours: float = 0) -> None:
     stamp = int((time.time() - age_hours * 3600) * 1000)
     for v in range(versions):
-        with open(f"{log}/_delta_log/{v:020d}.json", "w") as fh:
-            fh.write(json.dumps({"commitInfo": {"timestamp": stamp}}) + "\n")
+        fs.write_text(
+            f"{settings.table_path('seed')}/_delta_log/{v:020d}.json",
+            json.dumps({"commitInfo": {"timestamp": stamp}}) + "\n",
+        )
 
 
-def test_lag_per_partition_counts_from_the_last_committed_batch(tmp_path):
-    settings = lake_settings(tmp_path, topic="t")
-    root = tmp_path / "checkpoints" / "events"
+def test_lag_per_partition_counts_from_the_last_committed_batch(lake):
+    settings, fs = lake
+    root = settings.checkpoint_path("events")
     seed = {"reservoirVersion": 1, "index": -1}
-    write_checkpoint(root, 0, {"t": {"0": 50, "1": 70}}, seed=seed)
-    write_checkpoint(root, 1, {"t": {"0": 90, "1": 100}}, committed=False, seed=seed)  # planned, not done
+    write_checkpoint(fs, root, 0, {"t": {"0": 50, "1": 70}}, seed=seed)
+    write_checkpoint(fs, root, 1, {"t": {"0": 90, "1": 100}}, committed=False, seed=seed)  # planned, not done
     health = stream_health(settings, {0: 100, 1: 100})
     assert health.query == "events" and health.last_batch == 0
     assert health.lag_by_partition == {"0": 50, "1": 30} and health.lag == 80
     assert health.seconds_since_commit is not None and health.seconds_since_commit < 60
 
 
-def test_a_fresh_checkpoint_has_no_batches(tmp_path):
-    assert read_checkpoint(str(tmp_path / "nothing")).batch_id is None
+def test_a_fresh_checkpoint_has_no_batches(lake):
+    settings, fs = lake
+    assert read_checkpoint(settings.checkpoint_path("nothing"), fs).batch_id is None
 
 
-def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_what_a_reader_has_not_read(tmp_path):
-    settings = lake_settings(tmp_path, topic="t")
-    write_seed_log(settings, versions=5, age_hours=300)  # the stream has read none of the seed: 300 h behind
+def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_what_a_reader_has_not_read(lake):
+    settings, fs = lake
+    write_seed_log(settings, fs, versions=5, age_hours=300)  # the stream has read none of the seed: 300 h behind
     policy = retention_policy(settings)
     assert policy.required_hours == pytest.approx(324, abs=1)
     with pytest.raises(UnsafeRetention, match="refusing VACUUM with 168 h retention"):
         check_retention(settings, 168)
     assert check_retention(settings, 400).required_hours == pytest.approx(policy.required_hours, abs=0.01)
-    write_checkpoint(tmp_path / "checkpoints" / "events", 0, {"t": {"0": 1}}, seed={"reservoirVersion": 5, "index": -1})
+    write_checkpoint(
+        fs, settings.checkpoint_path("events"), 0, {"t": {"0": 1}}, seed={"reservoirVersion": 5, "index": -1}
+    )
     assert retention_policy(settings).required_hours == 168  # caught up: Delta's floor rules
 
 
@@ -82,11 +108,11 @@ def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):
     from lab.bench.pipeline import caught_up_with
 
     settings = lake_settings(tmp_path, topic="t")
-    root = tmp_path / "checkpoints" / "events"
-    write_checkpoint(root, 0, {"t": {"0": 40}})
+    root, fs = settings.checkpoint_path("events"), storage.LocalFiles()
+    write_checkpoint(fs, root, 0, {"t": {"0": 40}})
     check = caught_up_with(settings, {0: 100})  # 100 records were produced before the kill
     assert not check(), "the stream has not reached the backlog yet"
-    write_checkpoint(root, 1, {"t": {"0": 120}}, committed=False)
+    write_checkpoint(fs, root, 1, {"t": {"0": 120}}, committed=False)
     assert not check(), "planned is not committed"
-    write_checkpoint(root, 1, {"t": {"0": 120}})  # the load goes on: the stream never sees lag 0
+    write_checkpoint(fs, root, 1, {"t": {"0": 120}})  # the load goes on: the stream never sees lag 0
     assert check()
