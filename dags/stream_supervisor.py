@@ -7,6 +7,10 @@ Every five minutes: are the streaming queries alive and fresh?
   committed; lag per Kafka partition (end offsets against the checkpoint's offsets).
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
   `max_silence_minutes`, is restarted; it resumes from its checkpoints.
+
+The job is what the environment runs (`infra/stream_service.py`): a local spark-submit process
+(a warm standby may take over), or on AWS the EMR Serverless job run `eo-stream`; the checkpoint
+is read where it is (local disk or S3).
 - **check_lag**: fails loudly when lag exceeds `max_lag_records`.
 """
 
@@ -36,38 +40,24 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS
 def stream_supervisor():
     @task
     def inspect() -> dict:
-        from infra import streaming
+        from infra.stream_service import stream_service
         from jobs.config import load_settings
         from jobs.monitoring import health
 
         settings = load_settings()
-        report = {"running": streaming.running(settings), "queries": health(settings)}
+        report = {"running": stream_service(settings).running(), "queries": health(settings)}
         for name, q in report["queries"].items():
             print(f"{name}: batch {q['last_batch']}, {q['seconds_since_commit']} s since commit, lag {q['lag']}")
         return report
 
     @task
     def restart_if_needed(report: dict, params=None) -> str:
-        from infra import streaming
+        from infra.stream_service import stream_service, supervise
         from jobs.config import load_settings
 
-        settings = load_settings()
-        stalled = [
-            name
-            for name, q in report["queries"].items()
-            if q["lag"] > 0 and (q["seconds_since_commit"] or 0) > params["max_silence_minutes"] * 60
-        ]
-        if report["running"] and not stalled:
-            return "healthy"
-        if not params["restart"]:
-            return "dead or stalled, restart disabled"
-        if report["running"]:
-            streaming.kill(settings)
-        pid = streaming.start(settings)  # None: a warm standby has taken over instead
-        reason = f"stalled: {stalled}" if stalled else "not running"
-        how = f"restarted the streaming job, pid {pid}" if pid else "its standby took over"
-        print(f"{how} ({reason}); it resumes from its checkpoints")
-        return f"{'restarted' if pid else 'standby took over'} ({reason})"
+        outcome = supervise(stream_service(load_settings()), report, params["max_silence_minutes"], params["restart"])
+        print(outcome)
+        return outcome
 
     @task
     def check_lag(report: dict, params=None) -> int:

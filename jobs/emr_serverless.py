@@ -34,13 +34,13 @@ class JobRunFailed(RuntimeError):
     """The job run ended in FAILED or CANCELLED."""
 
 
-def _outputs(settings: Settings) -> dict:
+def terraform_outputs(settings: Settings) -> dict:
     from jobs.cloud import read_outputs
 
     return read_outputs(settings.env, REPO_ROOT)
 
 
-def _client(service: str, region: str):
+def aws_client(service: str, region: str):
     import boto3
 
     return boto3.client(service, region_name=region)
@@ -118,10 +118,10 @@ def upload(settings: Settings, s3=None, log: Callable[[str], None] = print) -> l
     from jobs.cloud import emr_runtime
     from jobs.submit import build_pyfiles
 
-    outputs = _outputs(settings)
+    outputs = terraform_outputs(settings)
     runtime = emr_runtime()
     check_release(runtime, outputs)
-    s3 = s3 or _client("s3", str(outputs["region"]))
+    s3 = s3 or aws_client("s3", str(outputs["region"]))
     bucket = str(outputs["artifacts_bucket"])
     files = [("jars", Path(j)) for j in emr_jar_paths(runtime)]
     files += [("pyfiles", build_pyfiles())] + [("entrypoints", REPO_ROOT / e) for e in ENTRY_POINTS]
@@ -151,10 +151,10 @@ def job_driver(
     from jobs.cloud import emr_runtime
 
     runtime = emr_runtime()
-    outputs = outputs or _outputs(settings)
+    outputs = outputs or terraform_outputs(settings)
     check_release(runtime, outputs)
     bucket = str(outputs["artifacts_bucket"])
-    s3 = s3 or _client("s3", str(outputs["region"]))
+    s3 = s3 or aws_client("s3", str(outputs["region"]))
     uploaded = [f"s3://{bucket}/{artifact_key('jars', j)}" for j in uploaded_jars(runtime, bucket, s3)]
     delta = f"s3://{bucket}/{artifact_key('jars', runtime.jar_names()['delta-spark'])}"
     merged = {
@@ -185,16 +185,17 @@ def run(
     timeout: float = 6 * 3600,
     log: Callable[[str], None] = print,
     wait: bool = True,
+    name: str | None = None,
 ) -> str:
     """Start the job run and (unless `wait` is false, as for the stream) wait for it; return its
     id, or raise JobRunFailed."""
-    outputs = _outputs(settings)
-    client = client or _client("emr-serverless", str(outputs["region"]))
+    outputs = terraform_outputs(settings)
+    client = client or aws_client("emr-serverless", str(outputs["region"]))
     application = str(outputs["emr_application_id"])
     started = client.start_job_run(
         applicationId=application,
         executionRoleArn=str(outputs["spark_role_arn"]),
-        name=f"eo-{Path(script).stem}",
+        name=name or f"eo-{Path(script).stem}",
         jobDriver=job_driver(settings, script, args, conf, outputs),
     )
     run_id = started["jobRunId"]

@@ -1,0 +1,109 @@
+"""The stream as a service in each environment: the supervisor's decisions, and on AWS the
+EMR Serverless job run it starts, watches and cancels (against moto's AWS)."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.stream_service import EmrStreamService, LocalStreamService, stream_service, supervise
+from jobs.config import load_settings
+from tests.dags.test_emr_serverless import aws  # noqa: F401 - the moto AWS fixture
+
+pytestmark = pytest.mark.unit
+
+
+class FakeService:
+    def __init__(self, started: str | None = "pid 7") -> None:
+        self.calls: list[str] = []
+        self.started = started
+
+    def running(self) -> bool:
+        return True
+
+    def start(self) -> str | None:
+        self.calls.append("start")
+        return self.started
+
+    def kill(self) -> str | None:
+        self.calls.append("kill")
+        return "pid 6"
+
+
+def report(running: bool, lag: int = 0, silent_s: float | None = 10.0) -> dict:
+    return {"running": running, "queries": {"events": {"lag": lag, "seconds_since_commit": silent_s}}}
+
+
+def test_a_healthy_stream_is_left_alone_and_a_dead_one_restarted():
+    service = FakeService()
+    assert supervise(service, report(True, lag=100), 15, True) == "healthy"
+    assert supervise(service, report(True, lag=0, silent_s=7200), 15, True) == "healthy"  # idle, not stalled
+    assert service.calls == []
+    assert (
+        supervise(service, report(False), 15, True) == "restarted: pid 7 (not running); it resumes from the checkpoint"
+    )
+    assert service.calls == ["start"]
+
+
+def test_a_stalled_stream_is_killed_then_started_unless_restarts_are_off():
+    service = FakeService(started=None)
+    assert supervise(service, report(True, lag=5, silent_s=3600), 15, False) == "stalled: ['events']; restart disabled"
+    assert service.calls == []
+    outcome = supervise(service, report(True, lag=5, silent_s=3600), 15, True)
+    assert outcome == "a standby took over (stalled: ['events']); it resumes from the checkpoint"
+    assert service.calls == ["kill", "start"]
+
+
+def test_each_environment_gets_its_service(aws):  # noqa: F811
+    assert isinstance(stream_service(load_settings("local")), LocalStreamService)
+    assert isinstance(stream_service(load_settings("aws")), EmrStreamService)
+
+
+class RunningRuns:
+    """moto's job runs end at once; here the started stream keeps running until cancelled."""
+
+    def __init__(self, emr) -> None:
+        self.emr, self.cancelled = emr, []
+
+    def start_job_run(self, **kwargs):
+        return self.emr.start_job_run(**kwargs)
+
+    def get_paginator(self, name):
+        emr, cancelled = self.emr, self.cancelled
+
+        class Pages:
+            def paginate(self, applicationId, states):
+                try:
+                    runs = emr.list_job_runs(applicationId=applicationId)["jobRuns"]
+                except emr.exceptions.ResourceNotFoundException:  # moto, for an application without runs yet
+                    runs = []
+                alive = [dict(r, state="RUNNING") for r in runs if r["id"] not in cancelled]
+                return [{"jobRuns": [r for r in alive if r["state"] in states]}]
+
+        return Pages()
+
+    def cancel_job_run(self, applicationId, jobRunId):
+        self.cancelled.append(jobRunId)
+        return self.emr.cancel_job_run(applicationId=applicationId, jobRunId=jobRunId)
+
+
+def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws):  # noqa: F811
+    from jobs import emr_serverless
+
+    settings = load_settings("aws")
+    emr_serverless.upload(settings, aws["s3"], log=lambda _: None)
+    service = EmrStreamService(settings, client=RunningRuns(aws["emr"]))
+    assert not service.running()
+    outcome = supervise(service, report(False), 15, True)
+    assert outcome.startswith("restarted: job run ") and outcome.endswith(
+        "(not running); it resumes from the checkpoint"
+    )
+    runs = aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]
+    assert [r["name"] for r in runs] == ["eo-stream"]
+    driver = aws["emr"].get_job_run(applicationId=aws["app"], jobRunId=runs[0]["id"])["jobRun"]["jobDriver"]
+    assert driver["sparkSubmit"]["entryPoint"].endswith("streaming/run.py")
+    assert driver["sparkSubmit"]["entryPointArguments"] == ["run"]
+    assert service.running() and service.start() is None  # never two streams
+
+    supervise(service, report(True, lag=5, silent_s=3600), 15, True)  # stalled: cancelled, started anew
+    assert service.client.cancelled == [runs[0]["id"]]
+    assert len(aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]) == 2 and service.running()
