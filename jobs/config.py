@@ -82,6 +82,9 @@ def _absolute(value: str) -> str:
     return str(REPO_ROOT / value)
 
 
+# The settings that pick an implementation (one switch per role, decided here once).
+CHOICES = {"job_runner": ("spark-submit", "emr-serverless"), "lease": ("file", "dynamodb")}
+
 TF_REF = re.compile(r"\$\{tf:([a-z_]+)\}")
 
 
@@ -124,6 +127,9 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
         values[key] = _absolute(str(values[key]))
     values["topic_partitions"] = int(values["topic_partitions"])
+    for key, allowed in CHOICES.items():
+        if key in values and values[key] not in allowed:
+            raise ConfigError(f"{key} = {values[key]!r} in environment {env!r}; one of {allowed}")
     return Settings(
         env=env,
         tables=dict(raw["tables"]),

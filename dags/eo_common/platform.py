@@ -32,13 +32,40 @@ DEFAULT_ARGS: dict[str, Any] = {
 GOLD_REBUILT = Asset(name="gold_rebuilt", uri="file:///effectively-once/_rebuild/gold")
 
 
-class PlatformSparkSubmitOperator(SparkSubmitOperator):
-    """spark-submit of one of the platform's job modules against the `spark_default` connection.
+class SparkSubmitLauncher:
+    """spark-submit through the operator itself, with the platform's jars, conf and environment."""
 
-    Jars, driver settings and environment come from `jobs.submit` at run time, the same ones
-    the command line and the demo use; the connection decides the master (local[*] or a cluster).
-    In an environment whose `job_runner` is `emr-serverless`, the task is an EMR Serverless job
-    run of the same module instead.
+    def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
+        from jobs.submit import build_pyfiles, job_env, submit_conf
+
+        conf = submit_conf(settings, operator.conf)
+        operator.jars = conf.pop("spark.jars")
+        operator.conf = conf
+        operator.py_files = str(build_pyfiles())
+        operator.env_vars = {**job_env(), **(operator.env_vars or {})}
+        return SparkSubmitOperator.execute(operator, context)
+
+
+class EmrServerlessLauncher:
+    """The same job module as an EMR Serverless job run, waited for (jobs/emr_serverless.py)."""
+
+    def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
+        from jobs import emr_serverless
+
+        return emr_serverless.run(settings, operator.script, list(operator.application_args or []), operator.conf)
+
+
+# The environment's `job_runner` (conf/platform.toml) picks one, once per task.
+LAUNCHERS = {"spark-submit": SparkSubmitLauncher, "emr-serverless": EmrServerlessLauncher}
+
+
+class PlatformSparkSubmitOperator(SparkSubmitOperator):
+    """One of the platform's job modules, launched the way the environment runs Spark jobs.
+
+    Locally: spark-submit against the `spark_default` connection (its master: local[*] or a
+    cluster), with the jars, driver settings and environment `jobs.submit` gives the command line
+    and the demo too. On AWS (`job_runner = "emr-serverless"`): an EMR Serverless job run of the
+    same module.
     """
 
     def __init__(self, *, script: str, **kwargs: Any) -> None:
@@ -49,16 +76,6 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
 
     def execute(self, context):
         from jobs.config import load_settings
-        from jobs.submit import build_pyfiles, job_env, submit_conf
 
         settings = load_settings()
-        if settings.job_runner == "emr-serverless":  # the same job module, as an EMR Serverless job run
-            from jobs import emr_serverless
-
-            return emr_serverless.run(settings, self.script, list(self.application_args or []), self.conf)
-        conf = submit_conf(settings, self.conf)
-        self.jars = conf.pop("spark.jars")
-        self.conf = conf
-        self.py_files = str(build_pyfiles())
-        self.env_vars = {**job_env(), **(self.env_vars or {})}
-        return super().execute(context)
+        return LAUNCHERS[settings.job_runner]().execute(self, settings, context)

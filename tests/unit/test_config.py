@@ -20,7 +20,7 @@ def test_local_is_the_default_and_paths_are_absolute(monkeypatch):
 def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypatch, tmp_path):
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"lake_bucket": {"value": "my-lake"}, "checkpoint_bucket": {"value": "my-cp"},
-                                   "region": {"value": "eu-west-1"}}))  # fmt: skip
+                                   "region": {"value": "eu-west-1"}, "log_store_table": {"value": "my-log"}}))  # fmt: skip
     monkeypatch.setenv("EO_TF_OUTPUTS", str(outputs))
     monkeypatch.setenv("EO_ENV", "local-s3")
     monkeypatch.setenv("EO_KAFKA_BOOTSTRAP", "127.0.0.1:29092")
@@ -30,6 +30,7 @@ def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypa
     assert settings.spark_conf["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
     assert settings.remote and not load_settings("local").remote
     assert settings.kafka_bootstrap == "127.0.0.1:29092"
+    assert (settings.lease, settings.lease_table) == ("dynamodb", "my-log")  # epochs as in the cloud
 
 
 def test_cloud_environments_need_terraform_outputs(monkeypatch, tmp_path):
@@ -47,3 +48,12 @@ def test_unknown_names_fail_clearly(monkeypatch):
         load_settings().table_path("golden")
     with pytest.raises(ConfigError, match="unknown namespace"):
         load_settings().table_path("silver", "scratch")
+
+
+def test_an_unknown_implementation_is_refused_when_the_settings_load(tmp_path):
+    from jobs.config import config_file
+
+    text = config_file().read_text().replace('spark_master = "local[2]"', 'spark_master = "local[2]"\nlease = "zk"', 1)
+    (tmp_path / "platform.toml").write_text(text)
+    with pytest.raises(ConfigError, match="lease = 'zk' in environment 'local'; one of"):
+        load_settings("local", tmp_path / "platform.toml")
