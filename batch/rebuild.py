@@ -11,14 +11,13 @@ separate `_rebuild/` namespace that verification compares with; `main` replaces 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import time
-from dataclasses import dataclass
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from batch.intervals import Interval
 from jobs import lake
 from jobs.cli import EXIT_CODES, NotReady, guarded
 from jobs.config import Settings, load_settings
@@ -38,46 +37,6 @@ from jobs.transforms.dedup import first_copies
 from jobs.transforms.metrics import campaign_minute_metrics
 from jobs.transforms.parse import quarantine_rows, valid_events
 from jobs.transforms.sessions import GAP, user_sessions
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An event-time interval [start, end) in UTC."""
-
-    start: dt.datetime
-    end: dt.datetime
-
-    @classmethod
-    def from_args(cls, start: str | None, end: str | None, interval: str | None) -> Interval | None:
-        """--start/--end, or --interval START/END (ISO 8601) or --interval all; None means all."""
-        if interval and (start or end):
-            raise ValueError("give --interval or --start/--end, not both")
-        if interval:
-            if interval == "all":
-                return None
-            start, sep, end = interval.partition("/")
-            if not sep:
-                raise ValueError(f"--interval wants START/END or 'all', got {interval!r}")
-        if not (start or end):
-            return None
-        if not (start and end):
-            raise ValueError("--start and --end go together")
-        return cls.parse(start, end)
-
-    @classmethod
-    def parse(cls, start: str, end: str) -> Interval:
-        def at(text: str) -> dt.datetime:
-            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-            return value.replace(tzinfo=value.tzinfo or dt.UTC).astimezone(dt.UTC)
-
-        interval = cls(at(start), at(end))
-        if interval.start >= interval.end:
-            raise ValueError(f"empty interval: start {start} is not before end {end}")
-        return interval
-
-    def predicate(self, column: str) -> str:
-        fmt = "%Y-%m-%d %H:%M:%S.%f"
-        return f"{column} >= TIMESTAMP'{self.start.strftime(fmt)}' AND {column} < TIMESTAMP'{self.end.strftime(fmt)}'"
 
 
 def classify_log(spark, settings: Settings) -> DataFrame:
@@ -132,10 +91,11 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     return stats
 
 
-def add_interval_args(parser: argparse.ArgumentParser) -> None:
+def add_interval_args(parser: argparse.ArgumentParser, many: bool = False) -> None:
     parser.add_argument("--start", help="interval start (ISO 8601, UTC), with --end")
     parser.add_argument("--end", help="interval end, exclusive")
-    parser.add_argument("--interval", help="START/END in one argument, or 'all' (what Airflow passes)")
+    several = ", or several: START/END,START/END" if many else ""
+    parser.add_argument("--interval", help=f"START/END in one argument{several}, or 'all' (what Airflow passes)")
 
 
 def interval_from(args: argparse.Namespace) -> Interval | None:

@@ -1,6 +1,6 @@
 """The agreement check: streamed tables equal their batch recomputation, row by row, exactly.
 
-    python -m batch.verify [--start TS --end TS | --interval START/END|all]
+    python -m batch.verify [--start TS --end TS | --interval START/END[,START/END...]|all]
 
 Run `python -m batch.rebuild` (same range) first. Checks, all with Great Expectations:
 - each gold table: stream == rebuild (no key missing, extra or different);
@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 import time
 from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from batch.rebuild import RANGE_COLUMN, Interval, add_interval_args, classify_log, interval_from
+from batch.intervals import Interval, as_text, parse_many, predicate
+from batch.rebuild import RANGE_COLUMN, add_interval_args, classify_log
 from jobs import lake, storage
-from jobs.cli import EXIT_CODES, guarded
+from jobs.cli import EXIT_CODES, USAGE, guarded
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff
@@ -84,16 +86,17 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     return result
 
 
-def verify(spark, settings: Settings, interval: Interval | None = None, verdict_file: str | None = None) -> dict:
+def verify(spark, settings: Settings, intervals: list[Interval] | None = None, verdict_file: str | None = None) -> dict:
+    """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all)."""
     started = time.monotonic()
     # GX keeps its project on the local disk; on an object store the Data Docs are copied up.
     gx_root = Path(settings.reports_root) / "gx" if not settings.remote else REPO_ROOT / "data" / "gx"
     evidence = Evidence(gx_root)
     tables = {}
     for table in GOLD:
-        where = interval.predicate(RANGE_COLUMN[table.name]) if interval else None
+        where = predicate(intervals, RANGE_COLUMN[table.name]) if intervals else None
         tables[table.name] = _compare(spark, settings, evidence, table, where)
-    if interval is None:
+    if intervals is None:
         for table in (SILVER, QUARANTINE):
             tables[table.name] = _compare(spark, settings, evidence, table, None)
     reconciliation = reconcile(spark, settings, evidence)
@@ -101,7 +104,7 @@ def verify(spark, settings: Settings, interval: Interval | None = None, verdict_
         "passed": all(t["passed"] for t in tables.values()) and reconciliation["passed"],
         "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "env": settings.env,
-        "interval": [interval.start.isoformat(), interval.end.isoformat()] if interval else None,
+        "intervals": None if intervals is None else [[i.start.isoformat(), i.end.isoformat()] for i in intervals],
         "tables": tables,
         "reconciliation": reconciliation,
         "expectations": evidence.results,
@@ -118,7 +121,9 @@ def publish_docs(settings: Settings, evidence: Evidence) -> str:
 
 
 def describe(verdict: dict) -> str:
-    lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'}"]
+    scope = verdict.get("intervals")
+    checked = "everything" if scope is None else ", ".join(f"[{start}, {end})" for start, end in scope)
+    lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'} over {checked}"]
     for name, t in verdict["tables"].items():
         lines.append(
             f"  {name:<25} stream {t['stream_rows']:>9}  batch {t['batch_rows']:>9}  "
@@ -141,19 +146,42 @@ def describe(verdict: dict) -> str:
     return "\n".join(lines)
 
 
+def intervals_from(args: argparse.Namespace) -> list[Interval] | None:
+    """--interval START/END[,START/END...] or --start/--end; exits 2 with the reason when malformed."""
+    try:
+        if args.interval:
+            if args.start or args.end:
+                raise ValueError("give --interval or --start/--end, not both")
+            return parse_many(args.interval)
+        single = Interval.from_args(args.start, args.end, None)
+        return None if single is None else [single]
+    except ValueError as exc:
+        print(f"bad interval: {exc}", file=sys.stderr)
+        raise SystemExit(USAGE) from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m batch.verify", description=__doc__.split("\n")[0], epilog=EXIT_CODES
     )
-    add_interval_args(parser)
+    add_interval_args(parser, many=True)
     parser.add_argument("--run-name", help="also keep the verdict as reports/verify/runs/<name>.json (Airflow)")
+    parser.add_argument(
+        "--verdict-only",
+        action="store_true",
+        help="exit 0 once the verdict is written, whatever it says (Airflow fails the run from the verdict, "
+        "without retrying a disagreement)",
+    )
     args = parser.parse_args(argv)
-    interval = interval_from(args)
+    intervals = intervals_from(args)
     settings = load_settings()
+    print(f"[verify] comparing {as_text(intervals)}", flush=True)
     spark = build_session("eo-verify", settings)
     run_file = run_verdict_path(settings, args.run_name) if args.run_name else None
-    verdict = verify(spark, settings, interval, run_file)
+    verdict = verify(spark, settings, intervals, run_file)
     print(describe(verdict), flush=True)
+    if args.verdict_only:
+        return 0
     return 0 if verdict["passed"] else 1
 
 

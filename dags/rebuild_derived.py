@@ -4,7 +4,12 @@
 Rebuilds the gold tables (`campaign_minute_metrics`, `user_sessions`) for one event-time day
 from the bronze log, with the same transformations the stream uses.
 
-- **Schedule**: daily; each run covers its data interval `[start, end)` in UTC.
+- **Which day**: the `day` param when you give one (Trigger → `day` = 2026-11-20 rebuilds
+  [2026-11-20, 2026-11-21) UTC; trigger the same day again as often as you like). Without it,
+  the run's data interval: a scheduled run at midnight, and a backfill's run for a date, cover
+  the day *before* that date, as Airflow's data intervals do. The first line of every task log,
+  and `plan_interval`'s return value, say which interval the run covers.
+- **Schedule**: daily, just after midnight UTC, for the day that ended.
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.
 - **Params**: `full_rebuild` rebuilds everything instead of the interval; `target` writes the
@@ -20,9 +25,7 @@ from airflow.sdk import CronDataIntervalTimetable, Param, dag, task
 from airflow.sdk.exceptions import AirflowSkipException
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
 
-INTERVAL = (
-    "{{ 'all' if params.full_rebuild else data_interval_start.isoformat() ~ '/' ~ data_interval_end.isoformat() }}"
-)
+INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
 
 
 @dag(
@@ -35,11 +38,26 @@ INTERVAL = (
     tags=[*TAGS, "batch", "rebuild"],
     doc_md=__doc__,
     params={
+        "day": Param(
+            None,
+            type=["null", "string"],
+            format="date",
+            description="the UTC day to rebuild (YYYY-MM-DD); empty: the run's data interval",
+        ),
         "full_rebuild": Param(False, type="boolean", description="rebuild the whole log, not the interval"),
         "target": Param("rebuild", enum=["rebuild", "main"], description="comparison namespace or live gold"),
     },
 )
 def rebuild_derived():
+    @task
+    def plan_interval(params=None, data_interval_start=None, data_interval_end=None) -> str:
+        """The event-time interval this run rebuilds: the `day` param, or the data interval."""
+        from batch.intervals import run_interval
+
+        interval = run_interval(params, data_interval_start, data_interval_end)
+        print(f"this run rebuilds {interval} into {params['target']!r}")
+        return interval
+
     rebuild = PlatformSparkSubmitOperator(
         task_id="rebuild_interval",
         script="batch/rebuild.py",
@@ -47,17 +65,15 @@ def rebuild_derived():
     )
 
     @task(outlets=[GOLD_REBUILT])
-    def announce_rebuilt(params=None, outlet_events=None, data_interval_start=None, data_interval_end=None):
+    def announce_rebuilt(interval: str, params=None, outlet_events=None):
         """Tell verify_agreement which interval is ready to compare."""
         if params["target"] != "rebuild":
             raise AirflowSkipException("live gold was replaced; nothing to compare against")
-        interval = (
-            "all" if params["full_rebuild"] else f"{data_interval_start.isoformat()}/{data_interval_end.isoformat()}"
-        )
         outlet_events[GOLD_REBUILT].extra = {"interval": interval}
         return interval
 
-    rebuild >> announce_rebuilt()
+    interval = plan_interval()
+    interval >> rebuild >> announce_rebuilt(interval)
 
 
 rebuild_derived()

@@ -6,13 +6,15 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 
 - **When**: after every `rebuild_derived` run (it emits the `gold_rebuilt` asset with the
   interval it rebuilt), and on its own daily schedule for the previous day.
-- **Fails** the run on any disagreement; the verdict (`reports/verify/latest.json`) and the
-  Data Docs are published by `publish_data_docs`, whose log and return value carry their paths.
+- **What it compares**: exactly the intervals rebuilt since its last run (11-19, 11-20 and 11-22
+  stay three intervals: 11-21, which nobody rebuilt, is not compared), or the previous day on its
+  06:00 timetable. `pick_interval`'s log says which.
+- **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
+  would disagree again); `verify` itself is retried only when it could not check (a crash).
+  The verdict (`reports/verify/latest.json`) and the Data Docs paths are in that task's log.
 """
 
 from __future__ import annotations
-
-from datetime import timedelta
 
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, dag, task
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
@@ -31,20 +33,19 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, Pla
 def verify_agreement():
     @task
     def pick_interval(triggering_asset_events=None, logical_date=None) -> str:
-        """The interval(s) rebuilt since the last check, or the previous UTC day on the timetable."""
-        intervals = [
-            event.extra.get("interval")
+        """Every interval rebuilt since the last check (never the span between them), or the
+        previous UTC day on the timetable."""
+        from batch.intervals import verification_scope
+
+        rebuilt = [
+            event.extra["interval"]
             for events in (triggering_asset_events or {}).values()
             for event in events
             if event.extra.get("interval")
         ]
-        if "all" in intervals:
-            return "all"
-        if intervals:
-            starts, ends = zip(*(i.split("/") for i in intervals), strict=True)
-            return f"{min(starts)}/{max(ends)}"
-        today = logical_date.replace(hour=0, minute=0, second=0, microsecond=0)
-        return f"{(today - timedelta(days=1)).isoformat()}/{today.isoformat()}"
+        scope = verification_scope(rebuilt, logical_date)
+        print(f"rebuilt since the last check: {rebuilt or 'nothing'}; verifying {scope}")
+        return scope
 
     verify = PlatformSparkSubmitOperator(
         task_id="verify",
@@ -52,6 +53,7 @@ def verify_agreement():
         application_args=[
             "--interval={{ ti.xcom_pull(task_ids='pick_interval') }}",
             "--run-name={{ run_id }}",
+            "--verdict-only",  # a disagreement fails publish_data_docs, which is not retried
         ],
     )
 

@@ -65,6 +65,7 @@ def downstream(dag, task_id):
 
 def test_task_order(dagbag):
     rebuild = dagbag.dags["rebuild_derived"]
+    assert downstream(rebuild, "plan_interval") == {"rebuild_interval", "announce_rebuilt"}
     assert downstream(rebuild, "rebuild_interval") == {"announce_rebuilt"}
     verify = dagbag.dags["verify_agreement"]
     assert downstream(verify, "pick_interval") == {"verify"}

@@ -57,3 +57,14 @@ def test_backfilling_two_days_twice_changes_nothing_and_verifies(spark, airflow_
     assert result.state == DagRunState.SUCCESS
     published = result.get_task_instance("publish_data_docs").xcom_pull(task_ids="publish_data_docs")
     assert published["passed"] is True
+
+
+def test_a_run_that_names_a_day_rebuilds_that_day_whatever_its_date(spark, airflow_db, lake_env):
+    """Trigger with `day` = DAY2: [DAY2, DAY2 + 1 day) is rebuilt, not the day before the run's date."""
+    dag = airflow_db.dags["rebuild_derived"]
+    result = dag.test(logical_date=DAY2 + dt.timedelta(days=10), run_conf={"day": f"{DAY2:%Y-%m-%d}"})
+    assert result.state == DagRunState.SUCCESS
+    planned = result.get_task_instance("plan_interval").xcom_pull(task_ids="plan_interval")
+    assert planned == f"{DAY2.isoformat()}/{(DAY2 + dt.timedelta(days=1)).isoformat()}"
+    rebuilt = sorted_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "rebuild")
+    assert rebuilt and all(DAY2 <= r["window_start"].replace(tzinfo=UTC) < DAY2 + dt.timedelta(days=1) for r in rebuilt)

@@ -1,0 +1,59 @@
+"""Which event-time intervals a verification compares: exactly the rebuilt ones, never a span."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from batch.intervals import Interval, as_text, merged, parse_many, predicate, verification_scope
+
+pytestmark = pytest.mark.unit
+
+UTC = dt.UTC
+
+
+def day(d: int) -> str:
+    start = dt.datetime(2026, 11, d, tzinfo=UTC)
+    return f"{start.isoformat()}/{(start + dt.timedelta(days=1)).isoformat()}"
+
+
+def test_non_adjacent_days_stay_apart_and_adjacent_ones_join():
+    scope = verification_scope([day(22), day(19), day(20)], dt.datetime(2026, 11, 23, 6, tzinfo=UTC))
+    assert scope == (
+        "2026-11-19T00:00:00+00:00/2026-11-21T00:00:00+00:00,2026-11-22T00:00:00+00:00/2026-11-23T00:00:00+00:00"
+    )
+    assert "2026-11-21T00:00:00+00:00/2026-11-22" not in scope  # nobody rebuilt 11-21
+
+
+def test_all_wins_and_nothing_rebuilt_means_the_previous_day():
+    assert verification_scope([day(19), "all"], dt.datetime(2026, 11, 23, tzinfo=UTC)) == "all"
+    assert verification_scope([], dt.datetime(2026, 11, 23, 6, tzinfo=UTC)) == day(22)
+
+
+def test_parsing_merges_overlaps_and_refuses_nonsense():
+    assert parse_many("all") is None
+    (one,) = parse_many(f"{day(5)},2026-11-05T12:00:00Z/2026-11-06T06:00:00Z")
+    assert (one.start.day, one.end.day, one.end.hour) == (5, 6, 6)
+    with pytest.raises(ValueError, match="START/END"):
+        parse_many("2026-11-05")
+    with pytest.raises(ValueError, match="empty interval"):
+        parse_many("2026-11-06T00:00:00Z/2026-11-05T00:00:00Z")
+    assert as_text(merged(parse_many(day(1)) + parse_many(day(3)))) == f"{day(1)},{day(3)}"
+
+
+def test_the_sql_predicate_covers_each_interval_and_nothing_between(spark):
+    rows = spark.createDataFrame([(dt.datetime(2026, 11, d, 12),) for d in (19, 20, 21, 22)], "ts TIMESTAMP")
+    intervals = parse_many(f"{day(19)},{day(22)}")
+    assert all(isinstance(i, Interval) for i in intervals)
+    kept = sorted(r.ts.day for r in rows.where(predicate(intervals, "ts")).collect())
+    assert kept == [19, 22]
+
+
+def test_a_rebuild_run_covers_the_day_it_names_or_else_its_data_interval():
+    from batch.intervals import run_interval
+
+    start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)
+    assert run_interval({"day": "2026-11-20"}, start, end) == day(20)  # the day named, not the day before
+    assert run_interval({"day": None}, start, end) == day(19)  # the data interval of a run dated 11-20
+    assert run_interval({"day": "2026-11-20", "full_rebuild": True}, start, end) == "all"
