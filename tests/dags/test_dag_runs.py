@@ -61,10 +61,15 @@ def test_backfilling_two_days_twice_changes_nothing_and_verifies(spark, airflow_
 
 def test_a_run_that_names_a_day_rebuilds_that_day_whatever_its_date(spark, airflow_db, lake_env):
     """Trigger with `day` = DAY2: [DAY2, DAY2 + 1 day) is rebuilt, not the day before the run's date."""
+    path = lake_env.table_path(CAMPAIGN_MINUTE_METRICS.name, "rebuild")
+    next_day = DAY2 + dt.timedelta(days=1)
+    spark.sql(
+        f"DELETE FROM delta.`{path}` WHERE window_start >= '{DAY2:%Y-%m-%d}' AND window_start < '{next_day:%Y-%m-%d}'"
+    )
     dag = airflow_db.dags["rebuild_derived"]
     result = dag.test(logical_date=DAY2 + dt.timedelta(days=10), run_conf={"day": f"{DAY2:%Y-%m-%d}"})
     assert result.state == DagRunState.SUCCESS
     planned = result.get_task_instance("plan_interval").xcom_pull(task_ids="plan_interval")
-    assert planned == f"{DAY2.isoformat()}/{(DAY2 + dt.timedelta(days=1)).isoformat()}"
-    rebuilt = sorted_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "rebuild")
-    assert rebuilt and all(DAY2 <= r["window_start"].replace(tzinfo=UTC) < DAY2 + dt.timedelta(days=1) for r in rebuilt)
+    assert planned == f"{DAY2.isoformat()}/{next_day.isoformat()}"
+    rebuilt = day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "rebuild")
+    assert rebuilt and rebuilt == day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "main")
