@@ -17,6 +17,7 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubm
 
 @dag(
     dag_id="lake_maintenance",
+    description="Weekly (Sunday 03:00 UTC): OPTIMIZE and VACUUM the lake, refusing an unsafe retention",
     schedule=CronTriggerTimetable("0 3 * * 0", timezone="UTC"),
     start_date=START_DATE,
     catchup=False,

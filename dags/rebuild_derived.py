@@ -30,6 +30,7 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
 
 @dag(
     dag_id="rebuild_derived",
+    description="Daily (00:00 UTC) or for a named day: rebuild gold from bronze for one UTC day",
     schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=START_DATE,
     catchup=False,

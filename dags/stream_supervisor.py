@@ -24,6 +24,7 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS
 
 @dag(
     dag_id="stream_supervisor",
+    description="Every 5 minutes: is the stream alive and fresh; restart it if dead or stalled",
     schedule=timedelta(minutes=5),
     start_date=START_DATE,
     catchup=False,

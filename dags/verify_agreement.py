@@ -22,6 +22,7 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, Pla
 
 @dag(
     dag_id="verify_agreement",
+    description="After each rebuild, and daily at 06:00 UTC: stream gold == batch gold, per interval",
     schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 6 * * *", timezone="UTC"), assets=GOLD_REBUILT),
     start_date=START_DATE,
     catchup=False,
