@@ -34,7 +34,7 @@ def test_tags_retries_and_docs_everywhere(dagbag):
     for dag in dagbag.dags.values():
         assert "effectively-once" in dag.tags and len(dag.tags) >= 2, dag.dag_id
         assert dag.doc_md and dag.dag_id in dag.doc_md, dag.dag_id
-        assert dag.description and "UTC" in dag.description or "minutes" in dag.description, dag.dag_id
+        assert dag.description and ("UTC" in dag.description or "minutes" in dag.description), dag.dag_id
         for t in dag.tasks:
             assert t.retries >= 1, f"{dag.dag_id}.{t.task_id} has no retries"
 
