@@ -19,7 +19,12 @@ def test_local_is_the_default_and_paths_are_absolute(monkeypatch):
 
 def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypatch, tmp_path):
     outputs = tmp_path / "outputs.json"
-    values = {"lake_bucket": "my-lake", "checkpoint_bucket": "my-cp", "region": "eu-west-1", "log_store_table": "my-log"}
+    values = {
+        "lake_bucket": "my-lake",
+        "checkpoint_bucket": "my-cp",
+        "region": "eu-west-1",
+        "log_store_table": "my-log",
+    }
     outputs.write_text(json.dumps({name: {"value": value} for name, value in values.items()}))
     monkeypatch.setenv("EO_TF_OUTPUTS", str(outputs))
     monkeypatch.setenv("EO_ENV", "local-s3")
