@@ -281,3 +281,17 @@ def test_checkov_finds_nothing_and_every_skip_is_justified():
     for tf in TF.rglob("*.tf"):
         for skip in re.findall(r"#checkov:skip=([A-Z0-9_]+)(:?)(.*)", tf.read_text()):
             assert skip[1] == ":" and len(skip[2].strip()) > 20, f"{tf}: {skip[0]} skipped without a reason"
+
+
+def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():
+    """stream_supervisor on MWAA lists, starts and cancels the eo-stream job run, and reads the
+    checkpoint (and the seed's Delta log, for the VACUUM guard) on S3."""
+    from infra.stream_service import EmrStreamService
+
+    policy = (TF / "modules" / "iam" / "main.tf").read_text()
+    airflow = policy[policy.index('resource "aws_iam_role_policy" "airflow"') :]
+    for action in ("ListJobRuns", "StartJobRun", "CancelJobRun"):
+        assert f'"emr-serverless:{action}"' in airflow, action
+    assert EmrStreamService.NAME == "eo-stream"
+    assert '"${var.checkpoint_bucket_arn}/checkpoints/*"' in airflow
+    assert '"${var.lake_bucket_arn}/lake/_stream/*"' in airflow  # the seed table (conf/platform.toml)

@@ -139,7 +139,7 @@ resource "aws_iam_role_policy" "airflow" {
       {
         Sid       = "SubmitAndWatchSparkJobs"
         Effect    = "Allow"
-        Action    = ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:CancelJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"]
+        Action    = ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:ListJobRuns", "emr-serverless:CancelJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"]
         Resource  = ["arn:aws:emr-serverless:${local.region}:${local.account}:/applications/*"]
         Condition = { StringEquals = { "aws:ResourceTag/platform" = var.name_prefix } }
       },
@@ -155,6 +155,20 @@ resource "aws_iam_role_policy" "airflow" {
         Effect   = "Allow"
         Action   = ["s3:GetObject", "s3:GetObjectVersion", "s3:ListBucket", "s3:GetBucketLocation"]
         Resource = [var.dags_bucket_arn, "${var.dags_bucket_arn}/*"]
+      },
+      {
+        # stream_supervisor and the VACUUM guard read the stream's checkpoint and the seed table's
+        # Delta log where they are (jobs/storage.py Files, jobs/monitoring.py, jobs/maintenance.py).
+        Sid      = "ReadStreamProgress"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.checkpoint_bucket_arn}/checkpoints/*", "${var.lake_bucket_arn}/lake/_stream/*"]
+      },
+      {
+        Sid      = "ListStreamProgress"
+        Effect   = "Allow"
+        Action   = ["s3:ListBucket"]
+        Resource = [var.checkpoint_bucket_arn, var.lake_bucket_arn]
       },
       {
         # Job drivers name the jars the last upload recorded (jobs/emr_serverless.py JAR_MANIFEST).
