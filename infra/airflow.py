@@ -84,6 +84,13 @@ class AirflowService:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": self._secret("jwt_secret", lambda: secrets.token_urlsafe(32)),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
+            # Airflow 3 also opens an async engine; for PostgreSQL it would take asyncpg, which is
+            # not installed: psycopg 3 serves both.
+            **(
+                {"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN_ASYNC": db_url.replace("+psycopg://", "+psycopg_async://", 1)}
+                if db_url.startswith("postgresql+psycopg://")
+                else {}
+            ),
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "30",
             "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(self.home / "logs"),
@@ -98,7 +105,11 @@ class AirflowService:
 
     def airflow(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         binary = Path(sys.executable).parent / "airflow"
-        return subprocess.run([str(binary), *args], env=self.env(), check=check, capture_output=True, text=True)
+        done = subprocess.run([str(binary), *args], env=self.env(), capture_output=True, text=True)
+        if check and done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
+            raise RuntimeError(f"airflow {' '.join(args)} failed (exit {done.returncode}):\n{tail}")
+        return done
 
     def pid_file(self, component: str) -> Path:
         return self.home / f"{component}.pid"

@@ -24,10 +24,20 @@ SCREENSHOT = REPO_ROOT / "reports" / "e2e" / "airflow-backfill.png"
 
 
 @pytest.fixture(scope="module")
-def airflow(two_day_lake, tmp_path_factory):
+def airflow(two_day_lake, postgres, tmp_path_factory):
+    """Airflow with its metadata in PostgreSQL: on SQLite, the scheduler running the scheduled
+    run (the backfill dialog unpauses the DAG) and the API server creating the backfill raced for
+    the one writer; the backfill answered 503 and the scheduler died (StaleDataError)."""
+    import psycopg
+
+    server = postgres.dsn().rsplit("/", 1)[0]
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS airflow_e2e WITH (FORCE)")
+        conn.execute("CREATE DATABASE airflow_e2e")
     with pytest.MonkeyPatch.context() as env:
         for key, value in settings_env(two_day_lake).items():
             env.setenv(key, value)
+        env.setenv("EO_AIRFLOW_DB_URL", server.replace("postgresql://", "postgresql+psycopg://", 1) + "/airflow_e2e")
         service = AirflowService(tmp_path_factory.mktemp("airflow-home"), PORT)
         try:
             service.start()

@@ -115,7 +115,7 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     monkeypatch.setattr(
         emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
     )
-    monkeypatch.setattr(emr_serverless, "_outputs", lambda settings: outputs)
+    monkeypatch.setattr(emr_serverless, "terraform_outputs", lambda settings: outputs)
     monkeypatch.setattr(jobs.submit, "build_pyfiles", lambda: jars(tmp_path / "py", ["eo-jobs.zip"]) / "eo-jobs.zip")
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
     keys = emr_serverless.upload(settings, s3, log=lambda _: None)

@@ -13,7 +13,7 @@ from jobs.config import ConfigError, load_settings
 
 pytestmark = pytest.mark.unit
 
-EXPIRY_MS = int(time.time() + 900) * 1000  # MSK tokens live 15 minutes
+TOKEN_LIFE_MS = 900_000  # MSK tokens live 15 minutes
 MSK = "boot-ab12cd34.c2.kafka-serverless.eu-west-1.amazonaws.com:9098"
 IAM_OPTIONS = {
     "kafka.security.protocol": "SASL_SSL",
@@ -46,8 +46,9 @@ def signer(monkeypatch):
     regions = []
 
     def generate_auth_token(region, aws_debug_creds=False):
+        # the expiry is counted from the call: librdkafka refuses a token that has expired
         regions.append(region)
-        return "signed-url", EXPIRY_MS
+        return "signed-url", int(time.time() * 1000) + TOKEN_LIFE_MS
 
     monkeypatch.setattr(MSKAuthTokenProvider, "generate_auth_token", generate_auth_token)
     return regions
@@ -72,7 +73,8 @@ def test_python_clients_sign_oauthbearer_tokens_for_the_brokers_region(aws, sign
     assert config["security.protocol"] == "SASL_SSL" and config["sasl.mechanism"] == "OAUTHBEARER"
     assert config["group.id"] == "eo-offsets" and config["bootstrap.servers"] == MSK
     # librdkafka calls it with sasl.oauthbearer.config and wants the expiry in seconds since the epoch
-    assert config["oauth_cb"]("") == ("signed-url", EXPIRY_MS / 1000)
+    token, expiry = config["oauth_cb"]("")
+    assert token == "signed-url" and time.time() < expiry <= time.time() + TOKEN_LIFE_MS / 1000
     assert signer == ["eu-west-1"]
 
 
