@@ -20,6 +20,17 @@ def _save(fig, path: Path) -> None:
     _plt().close(fig)
 
 
+def _finish(fig, ax, path: Path, title: str, ylabel: str, xlabel: str | None = None, **legend) -> None:
+    """Labels, title, the legend (when `legend` gives its options) and the file."""
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if legend:
+        ax.legend(**legend)
+    _save(fig, path)
+
+
 def plot_throughput(result: dict, path: Path) -> None:
     plt = _plt()
     m = result["metrics"]
@@ -39,10 +50,9 @@ def plot_throughput(result: dict, path: Path) -> None:
     ax.axhline(100_000, color="tab:red", ls="--", lw=1, label="pipeline target 100k/s")
     if m.get("raw_parse_events_per_s"):
         ax.axhline(0.5 * m["raw_parse_events_per_s"], color="tab:orange", ls=":", lw=1, label="0.5 x raw read")
-    ax.set_ylabel("events / s")
-    ax.set_title("Throughput on this machine (one run, side by side)")
-    ax.legend(loc="upper left", fontsize=8)
-    _save(fig, path)
+    _finish(
+        fig, ax, path, "Throughput on this machine (one run, side by side)", "events / s", loc="upper left", fontsize=8
+    )
 
 
 def plot_latency(result: dict, path: Path) -> None:
@@ -62,11 +72,9 @@ def plot_latency(result: dict, path: Path) -> None:
         ax.axvline(x, color="tab:red", ls="--" if x < 10 else ":", lw=1, label=text)
     ax.axhline(0.99, color="tab:gray", ls=":", lw=1)
     ax.set_xscale("log")
-    ax.set_xlabel("seconds from produce to committed in gold (log scale)")
-    ax.set_ylabel("fraction of events")
-    ax.set_title("Latency CDF: the latency run (thick), then the sustained-rate steps")
-    ax.legend(loc="lower right", fontsize=7)
-    _save(fig, path)
+    title = "Latency CDF: the latency run (thick), then the sustained-rate steps"
+    xlabel = "seconds from produce to committed in gold (log scale)"
+    _finish(fig, ax, path, title, "fraction of events", xlabel, loc="lower right", fontsize=7)
 
 
 def plot_fixed_cost(result: dict, path: Path) -> None:
@@ -85,11 +93,8 @@ def plot_fixed_cost(result: dict, path: Path) -> None:
         ax.axhline(figures["median_s"], color="tab:blue", ls=":", lw=1, label=f"median {figures['median_s']} s")
     ax.axhline(1.5, color="tab:red", ls="--", lw=1, label="target 1.5 s")
     ax.set_xticks(list(xs))
-    ax.set_xlabel("burst of 1,000 events")
-    ax.set_ylabel("seconds")
-    ax.set_title("Fixed cost of a warm micro-batch, per burst")
-    ax.legend(loc="upper right", fontsize=8)
-    _save(fig, path)
+    title = "Fixed cost of a warm micro-batch, per burst"
+    _finish(fig, ax, path, title, "seconds", "burst of 1,000 events", loc="upper right", fontsize=8)
 
 
 def plot_rebuild(result: dict, path: Path) -> None:
@@ -101,11 +106,8 @@ def plot_rebuild(result: dict, path: Path) -> None:
         ax.loglog(xs, ys, "o-", color="tab:blue", label="measured")
         ax.loglog(xs, [ys[0] * x / xs[0] for x in xs], ":", color="tab:gray", label="linear (exponent 1)")
         ax.loglog(xs, [x / 300_000 for x in xs], "--", color="tab:red", lw=1, label="target 300k events/s")
-    ax.set_xlabel("events in the bronze log")
-    ax.set_ylabel("rebuild seconds")
-    ax.set_title(f"Rebuild time against log size (exponent {result['metrics'].get('rebuild_scaling_exponent')})")
-    ax.legend()
-    _save(fig, path)
+    title = f"Rebuild time against log size (exponent {result['metrics'].get('rebuild_scaling_exponent')})"
+    _finish(fig, ax, path, title, "rebuild seconds", "events in the bronze log", loc="best")
 
 
 def plot_history(result: dict, path: Path) -> None:
@@ -117,9 +119,8 @@ def plot_history(result: dict, path: Path) -> None:
         ax.scatter([i] * len(seconds), seconds, color="tab:gray", s=14, zorder=2)
         ax.bar(i, run["median_batch_s"] or 0, color="tab:blue", alpha=0.6, zorder=1)
     ax.set_xticks(range(len(runs)), [f"history of\n{r['history_events']:,} events" for r in runs])
-    ax.set_ylabel("job's micro-batch seconds (bar: median)")
-    ax.set_title(f"Batch duration against history (ratio {result['metrics'].get('batch_duration_history_ratio')})")
-    _save(fig, path)
+    title = f"Batch duration against history (ratio {result['metrics'].get('batch_duration_history_ratio')})"
+    _finish(fig, ax, path, title, "job's micro-batch seconds (bar: median)")
 
 
 PLOTTERS = {
