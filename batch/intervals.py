@@ -46,9 +46,36 @@ class Interval:
             raise ValueError(f"empty interval: start {start} is not before end {end}")
         return interval
 
+    def __str__(self) -> str:
+        """For people: "2026-11-20" for one UTC day, else "[start, end)" (dates when at midnight)."""
+        if self.end - self.start == dt.timedelta(days=1) and _midnight(self.start):
+            return self.start.date().isoformat()
+        if _midnight(self.start) and _midnight(self.end):
+            return f"[{self.start.date()}, {self.end.date()})"
+        return f"[{self.start.isoformat()}, {self.end.isoformat()})"
+
     def predicate(self, column: str) -> str:
         fmt = "%Y-%m-%d %H:%M:%S.%f"
         return f"{column} >= TIMESTAMP'{self.start.strftime(fmt)}' AND {column} < TIMESTAMP'{self.end.strftime(fmt)}'"
+
+
+def _midnight(at: dt.datetime) -> bool:
+    return at.time() == dt.time(0)
+
+
+def human(intervals: list[Interval] | None) -> str:
+    """ "2026-11-19, 2026-11-20 and [2026-11-22, 2026-11-24)", or "all event time"."""
+    if intervals is None:
+        return "all event time"
+    names = [str(i) for i in intervals]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def compact(intervals: list[Interval] | None) -> str:
+    """The same, fit for a file name: "2026-11-19--2026-11-21+2026-11-22" (ends exclusive), or "all"."""
+    if intervals is None:
+        return "all"
+    return "+".join(str(i).strip("[)").replace(", ", "--") for i in intervals)
 
 
 def parse_many(text: str) -> list[Interval] | None:
@@ -94,15 +121,47 @@ def verification_scope(rebuilt: list[str], logical_date: dt.datetime) -> str:
         return "all"
     if rebuilt:
         return as_text(merged([i for text in rebuilt for i in (parse_many(text) or [])]))
-    today = logical_date.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    return as_text([Interval(today - dt.timedelta(days=1), today)])
+    return as_text([Interval(*_day_before(logical_date))])
 
 
-def run_interval(params: dict, data_interval_start: dt.datetime, data_interval_end: dt.datetime) -> str:
-    """What a rebuild_derived run covers: everything, the `day` param's UTC day, or its data interval."""
+def run_interval(
+    params: dict,
+    data_interval_start: dt.datetime | None,
+    data_interval_end: dt.datetime | None,
+    when: dt.datetime | None = None,
+) -> str:
+    """What a rebuild_derived run covers: everything, the `day` param's UTC day, or its data
+    interval (a run triggered without a logical date has none: the UTC day before `when`)."""
     if params.get("full_rebuild"):
         return "all"
     if params.get("day"):
         start = dt.datetime.fromisoformat(str(params["day"])[:10]).replace(tzinfo=dt.UTC)
         return as_text([Interval(start, start + dt.timedelta(days=1))])
+    if data_interval_start is None or data_interval_end is None:
+        data_interval_start, data_interval_end = _day_before(when or dt.datetime.now(dt.UTC))
     return as_text([Interval(data_interval_start.astimezone(dt.UTC), data_interval_end.astimezone(dt.UTC))])
+
+
+def run_scope(
+    dag_id: str,
+    conf: dict | None,
+    data_interval_start: dt.datetime | None,
+    data_interval_end: dt.datetime | None,
+    rebuilt: list[str],
+    when: dt.datetime,
+) -> str | None:
+    """One line for people saying what event time a DAG run covers (its note and the first
+    line of each task log); None for DAGs that cover no interval."""
+    conf = conf or {}
+    if dag_id == "rebuild_derived":
+        interval = run_interval(conf, data_interval_start, data_interval_end, when)
+        return f"rebuilds {human(parse_many(interval))} into {conf.get('target') or 'rebuild'}"
+    if dag_id == "verify_agreement":
+        scope = conf.get("interval") or verification_scope(rebuilt, when)
+        return f"verifies {human(parse_many(scope))}"
+    return None
+
+
+def _day_before(when: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    today = when.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today - dt.timedelta(days=1), today

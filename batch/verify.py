@@ -21,35 +21,58 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from batch.intervals import Interval, as_text, parse_many, predicate
+from batch.intervals import Interval, as_text, compact, human, parse_many, predicate
 from batch.rebuild import RANGE_COLUMN, add_interval_args, classify_log
 from jobs import lake, storage
 from jobs.cli import EXIT_CODES, USAGE, guarded
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.quality import expectations as expect
-from jobs.quality.diff import diff_counts, table_diff
+from jobs.quality.diff import diff_counts, table_diff, value_columns
 from jobs.quality.evidence import Evidence
 from jobs.quality.reconcile import account_for_acks, read_acks
+from jobs.quality.site import data_docs_root, localize
 from jobs.quality.verdicts import run_verdict_path, write_verdict
 from jobs.spark import build_session
 from jobs.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from jobs.transforms.parse import valid_events
 
+SAMPLE_KEYS = 10
 
-def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None) -> dict:
+
+def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None, scope: str) -> dict:
     stream = lake.read(spark, settings, table)
     batch = lake.read(spark, settings, table, "rebuild")
     if where:
         stream, batch = stream.where(where), batch.where(where)
     diff = table_diff(stream, batch, table.key).persist()
     counts = diff_counts(diff)
-    counts["passed"] = evidence.check(
-        f"agreement_{table.name}", diff, expect.agreement(), index_columns=[*table.key, "status"]
+    differing = diff.where(F.col("status") != "match")
+    counts["sample"] = [
+        {**{k: str(row[k]) for k in table.key}, "status": row.status}
+        for row in differing.select(*table.key, "status").limit(SAMPLE_KEYS).collect()
+    ]
+    unexpected = counts["missing"] + counts["extra"] + counts["different"]
+    gx_passed = evidence.check(
+        f"agreement_{table.name}",
+        diff.drop("status"),
+        expect.agreement(value_columns(batch, table.key), counts["batch_rows"], scope),
+        index_columns=table.key,
+        unexpected_rows=unexpected,
+        asset=f"{table.name}: stream vs batch rebuild, {scope}",
+        notes=[
+            f"**{table.name}** over {scope}: stream {counts['stream_rows']:,} rows, batch rebuild "
+            f"{counts['batch_rows']:,} rows; missing {counts['missing']:,}, extra {counts['extra']:,}, "
+            f"different {counts['different']:,}. Differing keys, e.g.: {counts['sample'][:5] or 'none'}"
+        ],
     )
+    # Both must hold: GX's column checks skip a null facing a value, the null-safe status does not.
+    counts["passed"] = gx_passed and unexpected == 0
     diff.unpersist()
     domain = expect.DOMAIN.get(table.name)
     if domain:
-        counts["domain_passed"] = evidence.check(f"domain_{table.name}", stream, domain())
+        counts["domain_passed"] = evidence.check(
+            f"domain_{table.name}", stream, domain(), asset=f"{table.name}: stream, {scope}"
+        )
         counts["passed"] = counts["passed"] and counts["domain_passed"]
     return counts
 
@@ -75,61 +98,80 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     row["accepted"] = acked if acked is not None else row["bronze"]
     row["accounted"] = row["silver"] + row["quarantine"] + duplicates
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
-    result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile()))
+    result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts"))
     if acks is not None:
         found = account_for_acks(acks, classified, silver, quarantine).persist()
         result["lost"] = found.where(F.col("status") == "lost").count()
-        no_loss = evidence.check("no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"])
+        no_loss = evidence.check(
+            "no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"], asset="acknowledged records"
+        )
         result["passed"] = result["passed"] and no_loss
         found.unpersist()
     classified.unpersist()
     return result
 
 
-def verify(spark, settings: Settings, intervals: list[Interval] | None = None, verdict_file: str | None = None) -> dict:
-    """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all)."""
+def verify(
+    spark,
+    settings: Settings,
+    intervals: list[Interval] | None = None,
+    verdict_file: str | None = None,
+    run_name: str | None = None,
+) -> dict:
+    """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all).
+    `run_name` (the Airflow run id) names the validations in the Data Docs."""
     started = time.monotonic()
-    # GX keeps its project on the local disk; on an object store the Data Docs are copied up.
-    gx_root = Path(settings.reports_root) / "gx" if not settings.remote else REPO_ROOT / "data" / "gx"
-    evidence = Evidence(gx_root)
+    scope = human(intervals)
+    evidence = Evidence(gx_project(settings), f"{run_name or 'batch.verify'}_{compact(intervals)}")
     tables = {}
-    for table in GOLD:
-        where = predicate(intervals, RANGE_COLUMN[table.name]) if intervals else None
-        tables[table.name] = _compare(spark, settings, evidence, table, where)
+    checks = [(table, predicate(intervals, RANGE_COLUMN[table.name]) if intervals else None) for table in GOLD]
     if intervals is None:
-        for table in (SILVER, QUARANTINE):
-            tables[table.name] = _compare(spark, settings, evidence, table, None)
+        checks += [(SILVER, None), (QUARANTINE, None)]
+    for number, (table, where) in enumerate(checks, 1):
+        print(f"[verify] {number}/{len(checks) + 1} {table.name}", flush=True)
+        tables[table.name] = _compare(spark, settings, evidence, table, where, scope)
+    print(f"[verify] {len(checks) + 1}/{len(checks) + 1} reconciliation", flush=True)
     reconciliation = reconcile(spark, settings, evidence)
     verdict = {
         "passed": all(t["passed"] for t in tables.values()) and reconciliation["passed"],
         "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "env": settings.env,
+        "run_name": evidence.run_id.run_name,
+        "scope": scope,
         "intervals": None if intervals is None else [[i.start.isoformat(), i.end.isoformat()] for i in intervals],
         "tables": tables,
         "reconciliation": reconciliation,
         "expectations": evidence.results,
         "data_docs": publish_docs(settings, evidence),
+        "data_docs_url": f"{settings.data_docs_url.rstrip('/')}/index.html" if settings.data_docs_url else None,
         "seconds": round(time.monotonic() - started, 1),
     }
     write_verdict(settings, verdict, verdict_file)
     return verdict
 
 
+def gx_project(settings: Settings) -> Path:
+    """GX keeps its project on the local disk; on an object store the Data Docs are copied up."""
+    return Path(settings.reports_root) / "gx" if not settings.remote else REPO_ROOT / "data" / "gx"
+
+
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
     site = Path(evidence.publish().removeprefix("file://")).parent
-    return storage.publish_site(settings, site, f"{settings.reports_root.rstrip('/')}/data-docs")
+    if not localize(site):
+        print("[verify] the Data Docs need the network for their styles: run `make setup`", flush=True)
+    return storage.publish_site(settings, site, data_docs_root(settings))
 
 
 def describe(verdict: dict) -> str:
-    scope = verdict.get("intervals")
-    checked = "everything" if scope is None else ", ".join(f"[{start}, {end})" for start, end in scope)
-    lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'} over {checked}"]
+    lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'} over {verdict['scope']}"]
     for name, t in verdict["tables"].items():
         lines.append(
             f"  {name:<25} stream {t['stream_rows']:>9}  batch {t['batch_rows']:>9}  "
             f"missing {t['missing']}  extra {t['extra']}  different {t['different']}"
             f"{'' if t['passed'] else '  <- FAILED'}"
         )
+        if t.get("sample"):
+            lines.append(f"    differing keys, e.g. {t['sample'][:3]}")
     r = verdict["reconciliation"]
     lines.append(
         f"  accepted {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
@@ -142,7 +184,7 @@ def describe(verdict: dict) -> str:
         lines.append(
             f"  failed: {e['suite']}: {e['expectation']} unexpected={e['unexpected_count']} e.g. {e['examples'][:2]}"
         )
-    lines.append(f"  data docs: {verdict['data_docs']}")
+    lines.append(f"  data docs: {verdict.get('data_docs_url') or verdict['data_docs']}")
     return "\n".join(lines)
 
 
@@ -178,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[verify] comparing {as_text(intervals)}", flush=True)
     spark = build_session("eo-verify", settings)
     run_file = run_verdict_path(settings, args.run_name) if args.run_name else None
-    verdict = verify(spark, settings, intervals, run_file)
+    verdict = verify(spark, settings, intervals, run_file, args.run_name)
     print(describe(verdict), flush=True)
     if args.verdict_only:
         return 0

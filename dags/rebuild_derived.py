@@ -7,8 +7,9 @@ from the bronze log, with the same transformations the stream uses.
 - **Which day**: the `day` param when you give one (Trigger → `day` = 2026-11-20 rebuilds
   [2026-11-20, 2026-11-21) UTC; trigger the same day again as often as you like). Without it,
   the run's data interval: a scheduled run at midnight, and a backfill's run for a date, cover
-  the day *before* that date, as Airflow's data intervals do. The first line of every task log,
-  and `plan_interval`'s return value, say which interval the run covers.
+  the day *before* that date, as Airflow's data intervals do (a run triggered without a logical
+  date: the day before it was triggered). The run's note ("rebuilds 2026-11-20 into rebuild"),
+  the first line of every task log and `plan_interval`'s return value say which.
 - **Schedule**: daily, just after midnight UTC, for the day that ended.
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.
@@ -51,11 +52,11 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
 )
 def rebuild_derived():
     @task
-    def plan_interval(params=None, data_interval_start=None, data_interval_end=None) -> str:
+    def plan_interval(params=None, data_interval_start=None, data_interval_end=None, dag_run=None) -> str:
         """The event-time interval this run rebuilds: the `day` param, or the data interval."""
         from batch.intervals import run_interval
 
-        interval = run_interval(params, data_interval_start, data_interval_end)
+        interval = run_interval(params, data_interval_start, data_interval_end, dag_run.run_after)
         print(f"this run rebuilds {interval} into {params['target']!r}")
         return interval
 

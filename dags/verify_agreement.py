@@ -6,17 +6,22 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 
 - **When**: after every `rebuild_derived` run (it emits the `gold_rebuilt` asset with the
   interval it rebuilt), and on its own daily schedule for the previous day.
-- **What it compares**: exactly the intervals rebuilt since its last run (11-19, 11-20 and 11-22
-  stay three intervals: 11-21, which nobody rebuilt, is not compared), or the previous day on its
-  06:00 timetable. `pick_interval`'s log says which.
+- **What it compares**: the `interval` param when you give one (Trigger → `interval` =
+  `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); else
+  exactly the intervals rebuilt since its last run (11-19, 11-20 and 11-22 stay apart: 11-21,
+  which nobody rebuilt, is not compared), or the previous day on its 06:00 timetable. The run's
+  note, the first line of each task log and `pick_interval` say which.
+- **Unpaused from the start**: a paused DAG folds the asset events of the rebuilds made
+  meanwhile into one later run; running from the start, each rebuild is verified as it lands.
 - **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
   would disagree again); `verify` itself is retried only when it could not check (a crash).
-  The verdict (`reports/verify/latest.json`) and the Data Docs paths are in that task's log.
+  The verdict (`reports/verify/latest.json`) and a link to the Data Docs (served by Airflow at
+  `/data-docs/`, also under "Data Docs" in the navigation) are in that task's log.
 """
 
 from __future__ import annotations
 
-from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, dag, task
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
 
 
@@ -30,13 +35,21 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, Pla
     default_args={**DEFAULT_ARGS, "retries": 1},
     tags=[*TAGS, "quality", "great-expectations"],
     doc_md=__doc__,
+    is_paused_upon_creation=False,  # see "Unpaused from the start" above
+    params={
+        "interval": Param(
+            None,
+            type=["null", "string"],
+            description="START/END[,START/END...] (ISO 8601, UTC) or all; empty: what was rebuilt",
+        ),
+    },
 )
 def verify_agreement():
     @task
-    def pick_interval(triggering_asset_events=None, logical_date=None) -> str:
-        """Every interval rebuilt since the last check (never the span between them), or the
-        previous UTC day on the timetable."""
-        from batch.intervals import verification_scope
+    def pick_interval(triggering_asset_events=None, logical_date=None, dag_run=None, params=None) -> str:
+        """The `interval` param, else every interval rebuilt since the last check (never the span
+        between them), or the previous UTC day on the timetable."""
+        from batch.intervals import as_text, parse_many, verification_scope
 
         rebuilt = [
             event.extra["interval"]
@@ -44,7 +57,11 @@ def verify_agreement():
             for event in events
             if event.extra.get("interval")
         ]
-        scope = verification_scope(rebuilt, logical_date)
+        if params.get("interval"):
+            scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
+            print(f"verifying the interval asked for: {scope}")
+            return scope
+        scope = verification_scope(rebuilt, logical_date or dag_run.run_after)
         print(f"rebuilt since the last check: {rebuilt or 'nothing'}; verifying {scope}")
         return scope
 
@@ -72,11 +89,11 @@ def verify_agreement():
         if verdict is None:
             raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
-        print(f"Data Docs: {verdict['data_docs']}")
+        print(f"Data Docs: {verdict.get('data_docs_url') or verdict['data_docs']}")
         if not verdict["passed"]:
             failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
             raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")
-        return {"passed": True, "verdict": str(path), "data_docs": verdict["data_docs"]}
+        return {"passed": True, "verdict": str(path), "data_docs": verdict.get("data_docs_url") or verdict["data_docs"]}
 
     pick_interval() >> verify >> publish_data_docs()
 

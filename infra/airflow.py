@@ -69,6 +69,9 @@ class AirflowService:
             **os.environ,
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),
+            # The Data Docs are served by this API server (plugins/eo_platform.py).
+            "EO_DATA_DOCS_URL": f"{self.url}/data-docs",
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             # Two cores: a few task processes at a time, Spark jobs need the rest.

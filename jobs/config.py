@@ -54,6 +54,8 @@ class Settings:
     lease_table: str = ""
     aws_region: str = ""
     aws_endpoint: str = ""  # a local AWS-compatible server (local-s3); empty: AWS itself
+    # Where a browser opens the Data Docs (Airflow serves the local copy); empty: their storage URI.
+    data_docs_url: str = ""
 
     @property
     def remote(self) -> bool:

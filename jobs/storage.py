@@ -73,6 +73,8 @@ class Files(Protocol):
 
     def delete_tree(self, uri: str) -> None: ...
 
+    def put_tree(self, folder: Path, uri: str) -> None: ...  # a local folder's files, replacing `uri`'s
+
 
 class LocalFiles:
     def names(self, folder: str) -> list[str]:
@@ -93,6 +95,10 @@ class LocalFiles:
 
     def delete_tree(self, uri: str) -> None:
         shutil.rmtree(uri, ignore_errors=True)
+
+    def put_tree(self, folder: Path, uri: str) -> None:
+        self.delete_tree(uri)
+        shutil.copytree(folder, uri)
 
 
 class ObjectStoreFiles:
@@ -133,6 +139,13 @@ class ObjectStoreFiles:
             if doomed:
                 self.client.delete_objects(Bucket=bucket, Delete={"Objects": doomed})
 
+    def put_tree(self, folder: Path, uri: str) -> None:
+        self.delete_tree(uri)
+        bucket, prefix = _split(uri.rstrip("/") + "/")
+        for path in folder.rglob("*"):
+            if path.is_file():
+                self.client.upload_file(str(path), bucket, prefix + path.relative_to(folder).as_posix())
+
 
 def files(settings: Settings) -> Files:
     """Where the environment keeps the lake and checkpoints, chosen once: local disk or object store."""
@@ -168,13 +181,7 @@ def files_under(settings: Settings, folder: str, suffix: str) -> list[str]:
 
 
 def publish_site(settings: Settings, site: Path, uri: str) -> str:
-    """Where a locally built static site (the Data Docs) can be read: the folder itself when the
-    reports stay on this machine, else a copy under `uri` on the object store. Its index page."""
-    if not uri.startswith(OBJECT_STORE_SCHEMES):
-        return (site / "index.html").as_uri()
-    s3 = _s3(settings)
-    bucket, prefix = _split(uri.rstrip("/") + "/")
-    for path in site.rglob("*"):
-        if path.is_file():
-            s3.upload_file(str(path), bucket, prefix + str(path.relative_to(site)))
+    """Copy a locally built static site (the Data Docs) to `uri`, a folder or an object store
+    prefix, replacing what was there; return its index page."""
+    _files_of(settings, uri).put_tree(site, uri)
     return f"{uri.rstrip('/')}/index.html"

@@ -7,6 +7,7 @@ every line is a record the source accepted, so it must end up in silver or quara
 from __future__ import annotations
 
 import csv
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -67,6 +68,7 @@ def publish(
     from confluent_kafka import Producer
 
     stats = PublishStats()
+    bar = _progress_bar(total)
     ack_log.parent.mkdir(parents=True, exist_ok=True)
     producer = Producer(producer_config(settings))
     started = last_report = time.monotonic()
@@ -96,7 +98,10 @@ def publish(
             if stats.sent % 1000 == 0:
                 producer.poll(0)
                 now = time.monotonic()
-                if now - last_report >= progress_every:
+                if bar is not None:
+                    bar.update(1000)
+                    bar.set_postfix(acked=f"{stats.acked:,}", refresh=False)
+                elif now - last_report >= progress_every:
                     last_report = now
                     of = f"/{total}" if total else ""
                     log(
@@ -104,7 +109,19 @@ def publish(
                         f"({stats.sent / (now - started):,.0f} msg/s)"
                     )
         remaining = producer.flush(600)
+    if bar is not None:
+        bar.update(stats.sent - bar.n)
+        bar.close()
     stats.seconds = time.monotonic() - started
     if remaining:
         stats.errors["not delivered within 600 s"] += remaining
     return stats
+
+
+def _progress_bar(total: int | None):
+    """A bar on a terminal; log lines every few seconds elsewhere (job logs, CI)."""
+    if not sys.stdout.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="msg", unit_scale=True, desc="producing", smoothing=0.1)

@@ -19,7 +19,29 @@ HOME = Path(os.environ.get("EO_HOME") or Path(__file__).resolve().parents[2])
 
 START_DATE = datetime(2026, 11, 1)
 TAGS = ["effectively-once"]
+
+
+def announce_scope(context) -> None:
+    """The first line of each task's own log: the event time its run covers (as the run's note)."""
+    from batch.intervals import run_scope
+
+    run = context["dag_run"]
+    rebuilt = [
+        event.extra["interval"]
+        for events in (context.get("triggering_asset_events") or {}).values()
+        for event in events
+        if (event.extra or {}).get("interval")
+    ]
+    conf = {**(run.conf or {}), **dict(context.get("params") or {})}
+    scope = run_scope(
+        run.dag_id, conf, run.data_interval_start, run.data_interval_end, rebuilt, run.logical_date or run.run_after
+    )
+    if scope:
+        print(f"this run {scope}", flush=True)
+
+
 DEFAULT_ARGS: dict[str, Any] = {
+    "on_execute_callback": announce_scope,
     "owner": "data-platform",
     "retries": 2,
     "retry_delay": timedelta(minutes=1),

@@ -8,26 +8,40 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 STATUSES = ("match", "missing", "extra", "different")
+STREAM, BATCH = "stream_", "batch_"
+
+
+def value_columns(batch: DataFrame, key: Sequence[str]) -> list[str]:
+    return [c for c in batch.columns if c not in key]
 
 
 def table_diff(stream: DataFrame, batch: DataFrame, key: Sequence[str]) -> DataFrame:
-    """One row per key of either side, with `status`:
+    """One row per key of either side, the two sides' values next to each other:
 
+    the key columns; `in_stream` and `in_batch` (1 when that side has the key, else 0);
+    `stream_<column>` and `batch_<column>` for every other column, which Great Expectations
+    compares column by column; and `status`:
     match: both sides have the key with identical values (decimals compared exactly);
     missing: only batch has it (the stream lost it); extra: only the stream has it;
     different: both have it, with other values.
     """
     key = list(key)
-    values = [c for c in batch.columns if c not in key]
-    s = stream.select(*key, F.struct(*values).alias("stream"))
-    b = batch.select(*key, F.struct(*values).alias("batch"))
+    values = value_columns(batch, key)
+    s = stream.select(*key, F.lit(1).alias("in_stream"), *[F.col(c).alias(STREAM + c) for c in values])
+    b = batch.select(*key, F.lit(1).alias("in_batch"), *[F.col(c).alias(BATCH + c) for c in values])
+    same = F.lit(True)
+    for c in values:
+        same = same & F.col(STREAM + c).eqNullSafe(F.col(BATCH + c))
+    joined = s.join(b, on=key, how="full_outer").fillna(0, subset=["in_stream", "in_batch"])
     status = (
-        F.when(F.col("stream").isNull(), "missing")
-        .when(F.col("batch").isNull(), "extra")
-        .when(~F.col("stream").eqNullSafe(F.col("batch")), "different")
+        F.when(F.col("in_stream") == 0, "missing")
+        .when(F.col("in_batch") == 0, "extra")
+        .when(~same, "different")
         .otherwise("match")
     )
-    return s.join(b, on=key, how="full_outer").withColumn("status", status)
+    return joined.select(
+        *key, "in_stream", "in_batch", *[F.col(p + c) for c in values for p in (STREAM, BATCH)], status.alias("status")
+    )
 
 
 def diff_counts(diff: DataFrame) -> dict[str, int]:

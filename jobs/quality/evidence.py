@@ -8,7 +8,9 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
-RESULT_FORMAT = "SUMMARY"
+# COMPLETE lists every unexpected row's key, which the Data Docs show as a table; above this
+# many unexpected rows a check keeps SUMMARY (counts and a sample) to stay small.
+COMPLETE_UP_TO = 1_000
 
 
 def _describe(config) -> str:
@@ -22,10 +24,12 @@ def _describe(config) -> str:
 
 
 class Evidence:
-    """One GX file context under `root`; `check` validates, `publish` writes the Data Docs."""
+    """One GX file context under `root`; `check` validates, `publish` writes the Data Docs.
+    Every validation of one Evidence carries `run_name`, which the Data Docs index lists."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, run_name: str) -> None:
         import great_expectations as gx
+        from great_expectations.core.run_identifier import RunIdentifier
 
         self._gx = gx
         root.mkdir(parents=True, exist_ok=True)
@@ -36,6 +40,7 @@ class Evidence:
         self.context.variables.progress_bars = ProgressBarsConfig(globally=False)
         self.source = self.context.data_sources.add_or_update_spark(name="lake")
         self.results: list[dict] = []
+        self.run_id = RunIdentifier(run_name=run_name)
 
     def _batch_definition(self, name: str):
         try:
@@ -47,16 +52,32 @@ class Evidence:
         except KeyError:
             return asset.add_batch_definition_whole_dataframe("whole")
 
-    def check(self, name: str, frame: DataFrame, expectations: list, index_columns: Sequence[str] = ()) -> bool:
+    def check(
+        self,
+        name: str,
+        frame: DataFrame,
+        expectations: list,
+        index_columns: Sequence[str] = (),
+        unexpected_rows: int | None = None,
+        asset: str | None = None,
+        notes: Sequence[str] = (),
+    ) -> bool:
+        """Validate `frame`; with `index_columns`, failures name the rows by those columns (every
+        row when `unexpected_rows`, known beforehand, is small; else a sample). `asset` names
+        the data in the Data Docs, `notes` (markdown) head the result's page."""
         gx = self._gx
-        suite = self.context.suites.add_or_update(gx.ExpectationSuite(name=name, expectations=expectations))
+        meta = {"notes": {"format": "markdown", "content": list(notes)}} if notes else None
+        suite = self.context.suites.add_or_update(gx.ExpectationSuite(name=name, expectations=expectations, meta=meta))
         definition = self.context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=name, data=self._batch_definition(name), suite=suite)
         )
-        result_format = {"result_format": RESULT_FORMAT, "partial_unexpected_count": 5}
+        complete = unexpected_rows is not None and unexpected_rows <= COMPLETE_UP_TO
+        result_format = {"result_format": "COMPLETE" if complete else "SUMMARY", "partial_unexpected_count": 10}
         if index_columns:
             result_format["unexpected_index_column_names"] = list(index_columns)
-        result = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format)
+        result = definition.run(batch_parameters={"dataframe": frame}, result_format=result_format, run_id=self.run_id)
+        if asset:
+            self._name_asset(result, asset)
         for item in result.results:
             details = item.result or {}
             self.results.append(
@@ -74,6 +95,23 @@ class Evidence:
                 }
             )
         return bool(result.success)
+
+    def _name_asset(self, result, asset: str) -> None:
+        """A Spark frame's batch has no asset name, and the page would say "Data asset: None":
+        store the result again with the name of what was checked."""
+        from great_expectations.data_context.types.resource_identifiers import (
+            ExpectationSuiteIdentifier,
+            ValidationResultIdentifier,
+        )
+
+        result.meta["batch_spec"] = {**(result.meta.get("batch_spec") or {}), "data_asset_name": asset}
+        batch = result.meta["active_batch_definition"]  # its id is how GX names the stored result
+        key = ValidationResultIdentifier(
+            expectation_suite_identifier=ExpectationSuiteIdentifier(name=result.suite_name),
+            run_id=self.run_id,
+            batch_identifier=f"{batch['datasource_name']}-{batch['data_asset_name']}",
+        )
+        self.context.validation_results_store.set(key, result)
 
     def publish(self) -> str:
         self.context.build_data_docs()

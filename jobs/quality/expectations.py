@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import great_expectations.expectations as gxe
 
+from jobs.quality.diff import BATCH, STREAM
 from jobs.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, SILVER, USER_SESSIONS
 
 
@@ -19,9 +20,29 @@ def _not_null(columns: Sequence[str]) -> list:
     return [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
 
 
-def agreement() -> list:
-    """On a table_diff frame: every key matches, none missing, extra or different."""
-    return [gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["match"])]
+def agreement(values: Sequence[str], batch_rows: int, scope: str) -> list:
+    """On a table_diff frame: the same keys on both sides, the same row count, and each value
+    column equal to its batch counterpart, key by key."""
+    return [
+        gxe.ExpectColumnSumToBeBetween(
+            column="in_stream",
+            min_value=batch_rows,
+            max_value=batch_rows,
+            description=f"the stream has as many rows as the batch rebuild ({batch_rows:,}) over {scope}",
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="in_stream", value_set=[1], description="no key is missing from the stream (in_stream = 1)"
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="in_batch", value_set=[1], description="the stream has no key the batch rebuild lacks (in_batch = 1)"
+        ),
+        *[
+            gxe.ExpectColumnPairValuesToBeEqual(
+                column_A=f"{STREAM}{c}", column_B=f"{BATCH}{c}", ignore_row_if="either_value_is_missing"
+            )
+            for c in values
+        ],
+    ]
 
 
 def accounted() -> list:

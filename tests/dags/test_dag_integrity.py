@@ -101,3 +101,18 @@ def test_verify_runs_after_each_rebuild_and_on_its_own_schedule(dagbag):
     assert "gold_rebuilt" in str(verify.timetable.asset_condition)
     assert verify.timetable.timetable.expression == "0 6 * * *"
     assert dagbag.dags["rebuild_derived"].get_task("announce_rebuilt").outlets[0].name == "gold_rebuilt"
+
+
+def test_verify_is_live_from_the_start_and_takes_an_interval(dagbag):
+    """Paused, Airflow would fold the rebuilds of that time into one late run."""
+    verify = dagbag.dags["verify_agreement"]
+    assert verify.is_paused_upon_creation is False
+    assert "interval" in verify.params and verify.params["interval"] is None
+    assert "day" in dagbag.dags["rebuild_derived"].params
+
+
+def test_every_task_log_starts_with_the_event_time_its_run_covers(dagbag):
+    for dag in dagbag.dags.values():
+        for t in dag.tasks:
+            callbacks = t.on_execute_callback if isinstance(t.on_execute_callback, list) else [t.on_execute_callback]
+            assert any(getattr(c, "__name__", "") == "announce_scope" for c in callbacks), f"{dag.dag_id}.{t.task_id}"

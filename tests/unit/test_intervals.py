@@ -57,3 +57,42 @@ def test_a_rebuild_run_covers_the_day_it_names_or_else_its_data_interval():
     assert run_interval({"day": "2026-11-20"}, start, end) == day(20)  # the day named, not the day before
     assert run_interval({"day": None}, start, end) == day(19)  # the data interval of a run dated 11-20
     assert run_interval({"day": "2026-11-20", "full_rebuild": True}, start, end) == "all"
+
+
+def test_a_rebuild_run_without_a_data_interval_covers_the_day_before_it_was_triggered():
+    from batch.intervals import run_interval
+
+    triggered = dt.datetime(2026, 11, 23, 14, 5, tzinfo=UTC)
+    assert run_interval({}, None, None, triggered) == day(22)
+
+
+def test_intervals_read_as_days_for_people():
+    from batch.intervals import compact, human
+
+    assert human(parse_many(day(20))) == "2026-11-20"
+    assert human(parse_many(f"{day(19)},{day(20)},{day(22)}")) == "[2026-11-19, 2026-11-21) and 2026-11-22"
+    assert human(parse_many("2026-11-20T06:00:00Z/2026-11-20T07:00:00Z")).startswith("[2026-11-20T06:00:00+00:00")
+    assert human(None) == "all event time"
+    assert compact(parse_many(f"{day(19)},{day(20)},{day(22)}")) == "2026-11-19--2026-11-21+2026-11-22"
+    assert compact(None) == "all"
+
+
+def test_each_run_says_what_event_time_it_covers():
+    """The note on a run and the first line of its task logs (plugins/eo_platform.py)."""
+    from batch.intervals import run_scope
+
+    when = dt.datetime(2026, 11, 23, 6, tzinfo=UTC)
+    start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)
+    named = run_scope("rebuild_derived", {"day": "2026-11-20"}, None, None, [], when)
+    assert named == "rebuilds 2026-11-20 into rebuild"
+    assert run_scope("rebuild_derived", {}, start, end, [], when) == "rebuilds 2026-11-19 into rebuild"
+    assert run_scope("rebuild_derived", {"full_rebuild": True, "target": "main"}, start, end, [], when) == (
+        "rebuilds all event time into main"
+    )
+    rebuilt = [day(19), day(22), day(20)]
+    assert run_scope("verify_agreement", {}, None, None, rebuilt, when) == (
+        "verifies [2026-11-19, 2026-11-21) and 2026-11-22"
+    )
+    assert run_scope("verify_agreement", {}, None, None, [], when) == "verifies 2026-11-22"
+    assert run_scope("verify_agreement", {"interval": day(5)}, None, None, rebuilt, when) == "verifies 2026-11-05"
+    assert run_scope("lake_maintenance", {}, start, end, [], when) is None

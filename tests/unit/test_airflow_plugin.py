@@ -1,0 +1,76 @@
+"""The platform's Airflow plugin: run notes from the scheduler's listener, Data Docs served."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from jobs.config import REPO_ROOT
+
+pytestmark = pytest.mark.unit
+
+UTC = dt.UTC
+
+
+@pytest.fixture(scope="module")
+def plugin():
+    spec = importlib.util.spec_from_file_location("eo_platform", REPO_ROOT / "plugins" / "eo_platform.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["eo_platform"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("eo_platform", None)
+
+
+def a_run(dag_id, conf=None, note=None, events=()):
+    return SimpleNamespace(
+        dag_id=dag_id,
+        run_id="manual__x",
+        conf=conf or {},
+        note=note,
+        data_interval_start=None,
+        data_interval_end=None,
+        consumed_asset_events=[SimpleNamespace(extra={"interval": e}) for e in events],
+        logical_date=None,
+        run_after=dt.datetime(2026, 11, 23, 9, tzinfo=UTC),
+    )
+
+
+def test_a_run_gets_a_note_with_the_days_it_covers(plugin):
+    notes = plugin.RunNotes()
+    run = a_run("rebuild_derived", {"day": "2026-11-20"})
+    notes.on_dag_run_running(run, "started")
+    assert run.note == "rebuilds 2026-11-20 into rebuild"
+    run = a_run(
+        "verify_agreement",
+        events=["2026-11-19T00:00:00+00:00/2026-11-20T00:00:00+00:00", "2026-11-22T00:00:00Z/2026-11-23T00:00:00Z"],
+    )
+    notes.on_dag_run_running(run, "started")
+    assert run.note == "verifies 2026-11-19 and 2026-11-22"
+
+
+def test_a_note_someone_wrote_is_kept_and_a_bad_conf_never_raises(plugin):
+    notes = plugin.RunNotes()
+    run = a_run("rebuild_derived", {"day": "2026-11-20"}, note="re-run after the late files")
+    notes.on_dag_run_running(run, "started")
+    assert run.note == "re-run after the late files"
+    run = a_run("rebuild_derived", {"day": "not a day"})
+    notes.on_dag_run_running(run, "started")  # logged, not raised into the scheduler
+    assert run.note is None
+
+
+def test_the_data_docs_are_served_and_linked(plugin, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    (tmp_path / "data-docs").mkdir()
+    (tmp_path / "data-docs" / "index.html").write_text("<h1>docs</h1>")
+    monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))
+    response = TestClient(plugin.data_docs_app()).get("/index.html")
+    assert response.status_code == 200 and "docs" in response.text
+    (app,) = plugin.EffectivelyOncePlugin.fastapi_apps
+    assert app["url_prefix"] == "/data-docs"
+    assert plugin.EffectivelyOncePlugin.external_views[0]["href"] == "/data-docs/index.html"
