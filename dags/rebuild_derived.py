@@ -16,7 +16,8 @@ from the bronze log, with the same transformations the stream uses.
 - **Params**: `full_rebuild` rebuilds everything instead of the interval; `target` writes the
   comparison namespace (`rebuild`, default, which `verify_agreement` then checks) or replaces the
   live gold tables (`main`).
-- **Backfill** from the UI (Trigger → Backfill) or `airflow backfill create --dag-id rebuild_derived
+- **Backfill** from the UI (Trigger → Backfill; leave `day` empty there, and choose *All Runs*
+  to rebuild days that already have a run too) or `airflow backfill create --dag-id rebuild_derived
   --from-date 2026-11-20 --to-date 2026-11-21`.
 """
 
@@ -54,8 +55,12 @@ def rebuild_derived():
     @task
     def plan_interval(params=None, data_interval_start=None, data_interval_end=None, dag_run=None) -> str:
         """The event-time interval this run rebuilds: the `day` param, or the data interval."""
+        from airflow.sdk.exceptions import AirflowFailException
+
         from batch.intervals import run_interval
 
+        if params.get("day") and dag_run.run_type == "backfill":
+            raise AirflowFailException("a backfill rebuilds the days of its range: leave `day` empty")
         interval = run_interval(params, data_interval_start, data_interval_end, dag_run.run_after)
         print(f"this run rebuilds {interval} into {params['target']!r}")
         return interval
@@ -67,10 +72,15 @@ def rebuild_derived():
     )
 
     @task(outlets=[GOLD_REBUILT])
-    def announce_rebuilt(interval: str, params=None, outlet_events=None):
-        """Tell verify_agreement which interval is ready to compare."""
+    def announce_rebuilt(interval: str, params=None, outlet_events=None, run_id=None):
+        """Tell verify_agreement which interval is ready to compare: in its ledger (which it
+        always reads) and on the asset event (which starts it)."""
+        from jobs.config import load_settings
+        from jobs.quality.ledger import record_rebuilt
+
         if params["target"] != "rebuild":
             raise AirflowSkipException("live gold was replaced; nothing to compare against")
+        print(f"pending verification: {record_rebuilt(load_settings(), interval, run_id)}")
         outlet_events[GOLD_REBUILT].extra = {"interval": interval}
         return interval
 

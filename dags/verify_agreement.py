@@ -8,8 +8,10 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
   interval it rebuilt), and on its own daily schedule for the previous day.
 - **What it compares**: the `interval` param when you give one (Trigger → `interval` =
   `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); else
-  exactly the intervals rebuilt since its last run (11-19, 11-20 and 11-22 stay apart: 11-21,
-  which nobody rebuilt, is not compared), or the previous day on its 06:00 timetable. The run's
+  exactly the intervals rebuilt and not yet verified (11-19, 11-20 and 11-22 stay apart: 11-21,
+  which nobody rebuilt, is not compared), or the previous day on its 06:00 timetable. Each
+  rebuild leaves a file in `reports/verify/rebuilt/` that a passing check removes: Airflow folds
+  or drops asset events that arrive while a run is busy, the files are never lost. The run's
   note, the first line of each task log and `pick_interval` say which.
 - **Unpaused from the start**: a paused DAG folds the asset events of the rebuilds made
   meanwhile into one later run; running from the start, each rebuild is verified as it lands.
@@ -22,14 +24,15 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 from __future__ import annotations
 
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
-from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
+from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSubmitOperator
 
 
 @dag(
     dag_id="verify_agreement",
     description="After each rebuild, and daily at 06:00 UTC: stream gold == batch gold, per interval",
     schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 6 * * *", timezone="UTC"), assets=GOLD_REBUILT),
-    start_date=START_DATE,
+    # No start_date: its timetable then waits for the next 06:00 instead of checking, on the day it
+    # is deployed, a previous day nobody rebuilt yet.
     catchup=False,
     max_active_runs=1,
     default_args={**DEFAULT_ARGS, "retries": 1},
@@ -46,23 +49,28 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, Pla
 )
 def verify_agreement():
     @task
-    def pick_interval(triggering_asset_events=None, logical_date=None, dag_run=None, params=None) -> str:
-        """The `interval` param, else every interval rebuilt since the last check (never the span
+    def pick_interval(triggering_asset_events=None, logical_date=None, dag_run=None, params=None, ti=None) -> str:
+        """The `interval` param, else every interval rebuilt and not yet verified (never the span
         between them), or the previous UTC day on the timetable."""
         from batch.intervals import as_text, parse_many, verification_scope
+        from jobs.config import load_settings
+        from jobs.quality.ledger import pending
 
-        rebuilt = [
+        if params.get("interval"):
+            scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
+            print(f"verifying the interval asked for: {scope}")
+            return scope
+        waiting = pending(load_settings())
+        announced = [
             event.extra["interval"]
             for events in (triggering_asset_events or {}).values()
             for event in events
             if event.extra.get("interval")
         ]
-        if params.get("interval"):
-            scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
-            print(f"verifying the interval asked for: {scope}")
-            return scope
+        rebuilt = [*waiting.values(), *announced]
         scope = verification_scope(rebuilt, logical_date or dag_run.run_after)
-        print(f"rebuilt since the last check: {rebuilt or 'nothing'}; verifying {scope}")
+        print(f"rebuilt and not yet verified: {rebuilt or 'nothing'}; verifying {scope}")
+        ti.xcom_push(key="settles", value=list(waiting))
         return scope
 
     verify = PlatformSparkSubmitOperator(
@@ -76,11 +84,13 @@ def verify_agreement():
     )
 
     @task(trigger_rule="all_done")
-    def publish_data_docs(run_id=None) -> dict:
-        """Point at this run's verdict and the Data Docs; fail the run when the check failed."""
+    def publish_data_docs(run_id=None, ti=None) -> dict:
+        """Point at this run's verdict and the Data Docs; fail the run when the check failed,
+        else mark the rebuilds it verified as no longer pending."""
         from airflow.sdk.exceptions import AirflowFailException
 
         from jobs.config import load_settings
+        from jobs.quality.ledger import settle
         from jobs.quality.verdicts import read_verdict, run_verdict_path
 
         settings = load_settings()
@@ -93,6 +103,7 @@ def verify_agreement():
         if not verdict["passed"]:
             failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
             raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")
+        settle(settings, ti.xcom_pull(task_ids="pick_interval", key="settles") or [])
         return {"passed": True, "verdict": str(path), "data_docs": verdict.get("data_docs_url") or verdict["data_docs"]}
 
     pick_interval() >> verify >> publish_data_docs()

@@ -73,6 +73,8 @@ class Files(Protocol):
 
     def delete_tree(self, uri: str) -> None: ...
 
+    def delete_file(self, uri: str) -> None: ...
+
     def put_tree(self, folder: Path, uri: str) -> None: ...  # a local folder's files, replacing `uri`'s
 
 
@@ -95,6 +97,9 @@ class LocalFiles:
 
     def delete_tree(self, uri: str) -> None:
         shutil.rmtree(uri, ignore_errors=True)
+
+    def delete_file(self, uri: str) -> None:
+        Path(uri).unlink(missing_ok=True)
 
     def put_tree(self, folder: Path, uri: str) -> None:
         self.delete_tree(uri)
@@ -139,6 +144,10 @@ class ObjectStoreFiles:
             if doomed:
                 self.client.delete_objects(Bucket=bucket, Delete={"Objects": doomed})
 
+    def delete_file(self, uri: str) -> None:
+        bucket, key = _split(uri)
+        self.client.delete_object(Bucket=bucket, Key=key)
+
     def put_tree(self, folder: Path, uri: str) -> None:
         self.delete_tree(uri)
         bucket, prefix = _split(uri.rstrip("/") + "/")
@@ -171,6 +180,10 @@ def read_text(settings: Settings, uri: str) -> str:
 
 def exists(settings: Settings, uri: str) -> bool:
     return _files_of(settings, uri).exists(uri)
+
+
+def delete_file(settings: Settings, uri: str) -> None:
+    _files_of(settings, uri).delete_file(uri)
 
 
 def files_under(settings: Settings, folder: str, suffix: str) -> list[str]:

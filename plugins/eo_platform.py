@@ -33,6 +33,8 @@ class RunNotes:
                 for event in dag_run.consumed_asset_events
                 if (event.extra or {}).get("interval")
             ]
+            if dag_run.dag_id == "verify_agreement":
+                rebuilt += pending_intervals()
             note = run_scope(
                 dag_run.dag_id,
                 dag_run.conf,
@@ -46,6 +48,14 @@ class RunNotes:
             return
         if note:
             dag_run.note = note
+
+
+def pending_intervals() -> list[str]:
+    """What verify_agreement's pick_interval will read: the rebuilds not yet verified."""
+    from jobs.config import load_settings
+    from jobs.quality.ledger import pending
+
+    return list(pending(load_settings()).values())
 
 
 def data_docs_app():

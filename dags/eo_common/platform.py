@@ -32,6 +32,11 @@ def announce_scope(context) -> None:
         for event in events
         if (event.extra or {}).get("interval")
     ]
+    if run.dag_id == "verify_agreement":
+        from jobs.config import load_settings
+        from jobs.quality.ledger import pending
+
+        rebuilt += pending(load_settings()).values()
     conf = {**(run.conf or {}), **dict(context.get("params") or {})}
     scope = run_scope(
         run.dag_id, conf, run.data_interval_start, run.data_interval_end, rebuilt, run.logical_date or run.run_after

@@ -107,6 +107,7 @@ def test_verify_is_live_from_the_start_and_takes_an_interval(dagbag):
     """Paused, Airflow would fold the rebuilds of that time into one late run."""
     verify = dagbag.dags["verify_agreement"]
     assert verify.is_paused_upon_creation is False
+    assert verify.start_date is None  # so the first 06:00 run is the next one, not one for a day not rebuilt
     assert "interval" in verify.params and verify.params["interval"] is None
     assert "day" in dagbag.dags["rebuild_derived"].params
 

@@ -42,12 +42,31 @@ def _pick(dialog, index: int, when: dt.datetime) -> None:
     popover.press("Escape")
 
 
-def trigger_backfill(page, url: str, dag_id: str, start: dt.datetime, end: dt.datetime) -> None:
+def _trigger_dialog(page, url: str, dag_id: str):
     page.goto(f"{url}/dags/{dag_id}")
     page.get_by_role("button", name="Trigger").first.click()
     dialog = page.get_by_role("dialog")
+    dialog.wait_for()
+    return dialog
+
+
+def trigger_with_params(page, url: str, dag_id: str, params: dict[str, str]) -> None:
+    """A single run from the Trigger form, typing each param into its field."""
+    dialog = _trigger_dialog(page, url, dag_id)
+    for name, value in params.items():
+        dialog.locator(f"[name=element_{name}]").fill(value)
+    dialog.get_by_role("button", name="Trigger").click()
+    dialog.wait_for(state="hidden")
+
+
+def trigger_backfill(
+    page, url: str, dag_id: str, start: dt.datetime, end: dt.datetime, reprocess: str = "Missing Runs"
+) -> None:
+    """From the Trigger dialog's Backfill tab; `reprocess` is the label of the behaviour to pick."""
+    dialog = _trigger_dialog(page, url, dag_id)
     dialog.get_by_text("Backfill", exact=True).click()
     _pick(dialog, 0, start)
     _pick(dialog, 1, end)
+    dialog.get_by_text(reprocess, exact=True).click()
     dialog.get_by_role("button", name="Run Backfill").click()
     dialog.wait_for(state="hidden")

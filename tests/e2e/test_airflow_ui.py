@@ -1,33 +1,37 @@
-"""End to end through the Airflow UI in a real browser: start Airflow, log in, see the four DAGs,
-backfill two days of rebuild_derived from the Trigger dialog, wait for both runs to succeed,
-and keep a screenshot under reports/e2e/. Everything started here is stopped here."""
+"""The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a named
+day, let verification run on non-adjacent days, backfill two days of which one already has a run,
+then tamper with one gold row and read the failure in the Data Docs. Each step asserts what the UI
+shows and keeps a screenshot under reports/e2e/. Everything started here is stopped here."""
 
 import datetime as dt
 import json
 import time
+import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
+from delta.tables import DeltaTable
 
 from infra.airflow import USER, AirflowService
 from jobs.config import REPO_ROOT
 from jobs.tables import CAMPAIGN_MINUTE_METRICS
 from tests.conftest import settings_env
-from tests.e2e.airflow_ui import CHROMIUM, CHROMIUM_ARGS, dag_ids_listed, login, trigger_backfill
-from tests.helpers import sorted_rows
+from tests.e2e.airflow_ui import CHROMIUM, CHROMIUM_ARGS, dag_ids_listed, login, trigger_backfill, trigger_with_params
 
 pytestmark = pytest.mark.integration
 
 PORT = 18080
-DAYS = (dt.datetime(2026, 11, 5), dt.datetime(2026, 11, 6))
-SCREENSHOT = REPO_ROOT / "reports" / "e2e" / "airflow-backfill.png"
+UTC = dt.UTC
+D5 = dt.datetime(2026, 11, 5)  # the lake holds events of 11-05 and 11-06
+SHOTS = REPO_ROOT / "reports" / "e2e"
+DONE = {"success", "failed"}
 
 
 @pytest.fixture(scope="module")
 def airflow(two_day_lake, postgres, tmp_path_factory):
-    """Airflow with its metadata in PostgreSQL: on SQLite, the scheduler running the scheduled
-    run (the backfill dialog unpauses the DAG) and the API server creating the backfill raced for
-    the one writer; the backfill answered 503 and the scheduler died (StaleDataError)."""
+    """Airflow with its metadata in PostgreSQL: on SQLite, the scheduler and the API server
+    raced for the one writer (a backfill answered 503, the scheduler died of StaleDataError)."""
     import psycopg
 
     server = postgres.dsn().rsplit("/", 1)[0]
@@ -47,54 +51,146 @@ def airflow(two_day_lake, postgres, tmp_path_factory):
     assert not any(service.running().values()), "an Airflow component outlived the test"
 
 
-def api(service, path: str, token: str):
-    request = urllib.request.Request(f"{service.url}{path}", headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
+class Api:
+    """The REST API, to wait for runs: what the test asserts is read from the UI."""
+
+    def __init__(self, service: AirflowService) -> None:
+        self.url = service.url
+        body = json.dumps({"username": USER, "password": service.password()}).encode()
+        request = urllib.request.Request(
+            f"{self.url}/auth/token", data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            self.token = json.load(response)["access_token"]
+
+    def now(self) -> str:
+        """The API's idea of now, in the format of its dates."""
+        return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+
+    def runs(self, dag_id: str) -> list[dict]:
+        request = urllib.request.Request(
+            f"{self.url}/api/v2/dags/{dag_id}/dagRuns?limit=100&order_by=run_after",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)["dag_runs"]
+
+    def wait(self, dag_id: str, until, run_type: str | None = None, timeout: float = 600) -> list[dict]:
+        """The DAG's runs (of `run_type`), once `until(them)` holds and every run is done."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            runs = self.runs(dag_id)
+            chosen = [r for r in runs if run_type in (None, r["run_type"])]
+            if until(chosen) and all(r["state"] in DONE for r in runs):
+                return chosen
+            time.sleep(3)
+        raise AssertionError(f"{dag_id}: not done after {timeout} s: {self.runs(dag_id)}")
 
 
-def token(service) -> str:
-    body = json.dumps({"username": USER, "password": service.password()}).encode()
-    request = urllib.request.Request(
-        f"{service.url}/auth/token", data=body, headers={"Content-Type": "application/json"}, method="POST"
+def after(runs: list[dict], moment: str) -> list[dict]:
+    """The runs (re)started after `moment`, an ISO time from the API server's clock."""
+    return [r for r in runs if (r["start_date"] or "") > moment]
+
+
+def at_least(count: int):
+    return lambda runs: len(runs) >= count
+
+
+def noted(*texts: str):
+    """Until the runs' notes, together, mention each text."""
+    return lambda runs: all(any(t in (r["note"] or "") for r in runs) for t in texts)
+
+
+def shoot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def note_shown(page, url: str, dag_id: str, run: dict, text: str) -> None:
+    page.goto(f"{url}/dags/{dag_id}/runs/{urllib.parse.quote(run['dag_run_id'], safe='')}")
+    page.get_by_text(text, exact=True).first.wait_for(timeout=30_000)
+
+
+def tamper_one_row(spark, settings, day: dt.datetime) -> str:
+    """One cent more on one purchase row of `day` in the live gold table; returns its campaign."""
+    gold = DeltaTable.forPath(spark, settings.table_path(CAMPAIGN_MINUTE_METRICS.name))
+    victim = gold.toDF().where(f"event_type = 'purchase' AND to_date(window_start) = '{day:%Y-%m-%d}'").first()
+    gold.update(
+        f"campaign_id = '{victim.campaign_id}' AND event_type = 'purchase' AND window_start = '{victim.window_start}'",
+        {"revenue": "revenue + 0.01"},
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)["access_token"]
+    return victim.campaign_id
 
 
-def wait_for_backfill(service, timeout: float = 900) -> list[dict]:
-    deadline, bearer = time.monotonic() + timeout, token(service)
-    while time.monotonic() < deadline:
-        runs = api(service, "/api/v2/dags/rebuild_derived/dagRuns?run_type=backfill", bearer)["dag_runs"]
-        states = sorted(r["state"] for r in runs)
-        if len(runs) == 2 and states == ["success", "success"]:
-            return runs
-        assert "failed" not in states, f"a backfill run failed: {runs}"
-        time.sleep(5)
-    raise AssertionError(f"backfill runs not done after {timeout} s: {states}")
-
-
-def test_backfill_two_days_from_the_ui(spark, airflow, two_day_lake):
+def test_the_day_of_a_new_user(spark, airflow, two_day_lake):
     from playwright.sync_api import sync_playwright
 
-    started = time.monotonic()
+    started, api, url, shots = time.monotonic(), Api(airflow), airflow.url, []
+    # Unpausing rebuild_derived starts its scheduled run for yesterday; the backfill adds the day before.
+    yesterday = dt.datetime.combine(dt.datetime.now(UTC).date(), dt.time()) - dt.timedelta(days=1)
+    day_before = yesterday - dt.timedelta(days=1)
+    y, b = f"{yesterday:%Y-%m-%d}", f"{day_before:%Y-%m-%d}"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            login(page, airflow.url, USER, airflow.password())
-            listed = dag_ids_listed(page, airflow.url)
+            login(page, url, USER, airflow.password())
+            listed = dag_ids_listed(page, url)
             assert {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"} <= set(listed)
-            trigger_backfill(page, airflow.url, "rebuild_derived", *DAYS)
-            runs = wait_for_backfill(airflow)
-            page.goto(f"{airflow.url}/dags/rebuild_derived/runs")
+
+            # 1. Rebuild a named day: the run says which day, whatever its logical date.
+            trigger_with_params(page, url, "rebuild_derived", {"day": f"{D5:%Y-%m-%d}"})
+            (manual,) = api.wait("rebuild_derived", at_least(1), "manual")
+            assert manual["state"] == "success", manual
+            note_shown(page, url, "rebuild_derived", manual, "rebuilds 2026-11-05 into rebuild")
+            shots.append(shoot(page, "1-named-day-run"))
+
+            # 2. Verification of what was rebuilt, 11-05 and yesterday, passes: never the span
+            # between them, where 11-06 has events that were not rebuilt.
+            verified = api.wait("verify_agreement", noted("2026-11-05", y))
+            assert all(r["state"] == "success" for r in verified), verified
+            assert not any("2026-11-06" in (r["note"] or "") for r in verified), verified
+            note_shown(page, url, "verify_agreement", verified[-1], verified[-1]["note"])
+            shots.append(shoot(page, "2-verify-non-adjacent-days-passed"))
+
+            # 3. Backfill the day before yesterday and yesterday with "All Runs": yesterday had a run.
+            asked = api.now()
+            trigger_backfill(page, url, "rebuild_derived", day_before, yesterday, reprocess="All Runs")
+            rebuilt = api.wait("rebuild_derived", lambda runs: noted(b, y)(after(runs, asked)))
+            again = after(rebuilt, asked)
+            assert sorted(r["note"] for r in again) == [f"rebuilds {b} into rebuild", f"rebuilds {y} into rebuild"], (
+                again
+            )
+            assert all(r["state"] == "success" for r in again), again
+            page.goto(f"{url}/dags/rebuild_derived/runs")
             page.get_by_text("Backfill").first.wait_for()
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
+            shots.append(shoot(page, "3-backfill-runs"))
+            before = len(verified)
+            verified = api.wait("verify_agreement", lambda runs: noted(b)(runs[before:]))
+            assert all(r["state"] == "success" for r in verified), verified
+
+            # 4. One cent on one live gold row of 11-05: verification of 11-05 fails, and the
+            # Data Docs name the table and the differing key.
+            campaign = tamper_one_row(spark, two_day_lake, D5)
+            trigger_with_params(
+                page, url, "verify_agreement", {"interval": "2026-11-05T00:00:00Z/2026-11-06T00:00:00Z"}
+            )
+            failed = api.wait("verify_agreement", at_least(1), "manual")[-1]
+            assert failed["state"] == "failed" and failed["note"] == "verifies 2026-11-05", failed
+            page.goto(f"{url}/data-docs/index.html")
+            page.locator("td", has_text="campaign_minute_metrics: stream vs batch rebuild, 2026-11-05").first.wait_for()
+            shots.append(shoot(page, "4-data-docs-index"))
+            (validation,) = (Path(two_day_lake.reports_root) / "data-docs" / "validations").glob(
+                f"agreement_campaign_minute_metrics/{failed['dag_run_id']}_2026-11-05/*/*.html"
+            )
+            relative = validation.relative_to(Path(two_day_lake.reports_root) / "data-docs").as_posix()
+            page.goto(f"{url}/data-docs/{urllib.parse.quote(relative)}")
+            page.get_by_text("Failed Only").click()
+            page.get_by_text(campaign).first.wait_for()
+            assert page.get_by_text("stream_revenue").count() > 0
+            shots.append(shoot(page, "5-data-docs-differing-key"))
         finally:
             browser.close()
-    intervals = sorted(r["data_interval_start"][:10] for r in runs)
-    assert intervals == ["2026-11-05", "2026-11-06"]
-    rebuilt = sorted_rows(spark, two_day_lake, CAMPAIGN_MINUTE_METRICS, "rebuild")
-    assert {r.window_date.isoformat() for r in rebuilt} == {"2026-11-05", "2026-11-06"}
-    print(f"browser test: {time.monotonic() - started:.0f} s after Airflow start; screenshot {SCREENSHOT}")
+    print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")

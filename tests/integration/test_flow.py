@@ -13,6 +13,7 @@ from delta.tables import DeltaTable
 
 from batch.rebuild import rebuild
 from batch.verify import verify
+from jobs.quality.site import remote_links
 from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER
 from producer.generator import QUARANTINE_KINDS
 from streaming.run import Knobs, run
@@ -47,7 +48,10 @@ def test_stream_equals_batch_and_every_record_is_accounted_for(flowed):
         assert t["stream_rows"] == t["batch_rows"] > 0 and t["missing"] == t["extra"] == t["different"] == 0
     latest = json.loads((Path(settings.reports_root) / "verify" / "latest.json").read_text())
     assert latest["passed"] is True and set(latest["tables"]["silver"]) >= {"stream_rows", "batch_rows", "missing"}
-    assert Path(verdict["data_docs"].removeprefix("file://")).is_file()
+    site = Path(verdict["data_docs"]).parent
+    assert (site / "index.html").is_file() and site == Path(settings.reports_root) / "data-docs"
+    assert remote_links(site) == []  # styles and scripts are local: the pages work offline
+    assert verdict["run_name"] == "batch.verify_all"
 
 
 def tampered_copy(settings, tmp_path):
@@ -68,7 +72,14 @@ def test_one_cent_on_one_gold_row_fails_verification(spark, flowed, tmp_path):
     assert not verdict["passed"]
     assert verdict["tables"]["campaign_minute_metrics"]["different"] == 1
     assert verdict["tables"]["user_sessions"]["passed"]
-    assert any(not e["success"] and e["suite"] == "agreement_campaign_minute_metrics" for e in verdict["expectations"])
+    failed = [e for e in verdict["expectations"] if not e["success"] and e["suite"].startswith("agreement_")]
+    # GX's own column-pair check names the column, and the differing key is in the verdict.
+    assert [e["expectation"] for e in failed] == [
+        "expect_column_pair_values_to_be_equal(stream_revenue vs batch_revenue)"
+    ], failed
+    assert victim.campaign_id in failed[0]["examples"][0]
+    key = {"campaign_id": victim.campaign_id, "event_type": "purchase", "window_start": str(victim.window_start)}
+    assert verdict["tables"]["campaign_minute_metrics"]["sample"] == [{**key, "status": "different"}]
 
 
 def test_a_lost_silver_row_fails_verification(spark, flowed, tmp_path):

@@ -40,7 +40,8 @@ def a_run(dag_id, conf=None, note=None, events=()):
     )
 
 
-def test_a_run_gets_a_note_with_the_days_it_covers(plugin):
+def test_a_run_gets_a_note_with_the_days_it_covers(plugin, tmp_path, monkeypatch):
+    monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))  # an empty ledger of pending rebuilds
     notes = plugin.RunNotes()
     run = a_run("rebuild_derived", {"day": "2026-11-20"})
     notes.on_dag_run_running(run, "started")
@@ -51,6 +52,17 @@ def test_a_run_gets_a_note_with_the_days_it_covers(plugin):
     )
     notes.on_dag_run_running(run, "started")
     assert run.note == "verifies 2026-11-19 and 2026-11-22"
+
+
+def test_a_verify_note_counts_rebuilds_whose_asset_events_airflow_folded(plugin, tmp_path, monkeypatch):
+    from jobs.config import load_settings
+    from jobs.quality.ledger import record_rebuilt
+
+    monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))
+    record_rebuilt(load_settings(), "2026-11-06T00:00:00+00:00/2026-11-07T00:00:00+00:00", "manual__1")
+    run = a_run("verify_agreement", events=["2026-11-04T00:00:00+00:00/2026-11-05T00:00:00+00:00"])
+    plugin.RunNotes().on_dag_run_running(run, "started")
+    assert run.note == "verifies 2026-11-04 and 2026-11-06"
 
 
 def test_a_note_someone_wrote_is_kept_and_a_bad_conf_never_raises(plugin):

@@ -1,0 +1,42 @@
+"""The intervals rebuilt and not yet verified: a file per rebuild under reports/verify/rebuilt/.
+
+Airflow's asset events are not enough to know what to verify: events that arrive while
+verify_agreement is busy, or paused, are folded into a later run or consumed by none. So each
+rebuild also leaves a file here; verify_agreement verifies every pending interval and removes
+the files of those that passed. A failed check leaves them pending: the next run checks them
+again, until the day is rebuilt or fixed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from jobs import storage
+from jobs.config import Settings
+
+
+def ledger_folder(settings: Settings) -> str:
+    return f"{settings.reports_root.rstrip('/')}/verify/rebuilt"
+
+
+def record_rebuilt(settings: Settings, interval: str, run_id: str) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
+    uri = f"{ledger_folder(settings)}/{stamp}-{safe}.json"
+    storage.write_text(settings, uri, json.dumps({"interval": interval, "run_id": run_id}))
+    return uri
+
+
+def pending(settings: Settings) -> dict[str, str]:
+    """{file: interval} of every rebuild not yet verified, oldest first."""
+    return {
+        uri: json.loads(storage.read_text(settings, uri))["interval"]
+        for uri in storage.files_under(settings, ledger_folder(settings), ".json")
+    }
+
+
+def settle(settings: Settings, uris: list[str]) -> None:
+    """The rebuilds in `uris` were verified and agreed: no longer pending."""
+    for uri in uris:
+        storage.delete_file(settings, uri)
