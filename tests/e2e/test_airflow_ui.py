@@ -5,6 +5,7 @@ shows and keeps a screenshot under reports/e2e/. Everything started here is stop
 
 import datetime as dt
 import json
+import shutil
 import time
 import urllib.parse
 import urllib.request
@@ -29,7 +30,17 @@ DONE = {"success", "failed"}
 
 
 @pytest.fixture(scope="module")
-def airflow(two_day_lake, postgres, tmp_path_factory):
+def walk_lake(two_day_lake, tmp_path_factory):
+    """A private copy of the two days, with no rebuild yet: earlier tests rebuilt days in the
+    shared lake (and left rebuilds pending verification), and this walk tampers with gold."""
+    root = tmp_path_factory.mktemp("e2e-lake")
+    shutil.copytree(two_day_lake.lake_root, root / "lake")
+    shutil.rmtree(root / "lake" / "_rebuild", ignore_errors=True)
+    return two_day_lake.with_overrides(lake_root=str(root / "lake"), reports_root=str(root / "reports"))
+
+
+@pytest.fixture(scope="module")
+def airflow(walk_lake, postgres, tmp_path_factory):
     """Airflow with its metadata in PostgreSQL: on SQLite, the scheduler and the API server
     raced for the one writer (a backfill answered 503, the scheduler died of StaleDataError)."""
     import psycopg
@@ -39,7 +50,7 @@ def airflow(two_day_lake, postgres, tmp_path_factory):
         conn.execute("DROP DATABASE IF EXISTS airflow_e2e WITH (FORCE)")
         conn.execute("CREATE DATABASE airflow_e2e")
     with pytest.MonkeyPatch.context() as env:
-        for key, value in settings_env(two_day_lake).items():
+        for key, value in settings_env(walk_lake).items():
             env.setenv(key, value)
         env.setenv("EO_AIRFLOW_DB_URL", server.replace("postgresql://", "postgresql+psycopg://", 1) + "/airflow_e2e")
         service = AirflowService(tmp_path_factory.mktemp("airflow-home"), PORT)
@@ -124,7 +135,7 @@ def tamper_one_row(spark, settings, day: dt.datetime) -> str:
     return victim.campaign_id
 
 
-def test_the_day_of_a_new_user(spark, airflow, two_day_lake):
+def test_the_day_of_a_new_user(spark, airflow, walk_lake):
     from playwright.sync_api import sync_playwright
 
     started, api, url, shots = time.monotonic(), Api(airflow), airflow.url, []
@@ -173,7 +184,7 @@ def test_the_day_of_a_new_user(spark, airflow, two_day_lake):
 
             # 4. One cent on one live gold row of 11-05: verification of 11-05 fails, and the
             # Data Docs name the table and the differing key.
-            campaign = tamper_one_row(spark, two_day_lake, D5)
+            campaign = tamper_one_row(spark, walk_lake, D5)
             trigger_with_params(
                 page, url, "verify_agreement", {"interval": "2026-11-05T00:00:00Z/2026-11-06T00:00:00Z"}
             )
@@ -182,10 +193,10 @@ def test_the_day_of_a_new_user(spark, airflow, two_day_lake):
             page.goto(f"{url}/data-docs/index.html")
             page.locator("td", has_text="campaign_minute_metrics: stream vs batch rebuild, 2026-11-05").first.wait_for()
             shots.append(shoot(page, "4-data-docs-index"))
-            (validation,) = (Path(two_day_lake.reports_root) / "data-docs" / "validations").glob(
+            (validation,) = (Path(walk_lake.reports_root) / "data-docs" / "validations").glob(
                 f"agreement_campaign_minute_metrics/{failed['dag_run_id']}_2026-11-05/*/*.html"
             )
-            relative = validation.relative_to(Path(two_day_lake.reports_root) / "data-docs").as_posix()
+            relative = validation.relative_to(Path(walk_lake.reports_root) / "data-docs").as_posix()
             page.goto(f"{url}/data-docs/{urllib.parse.quote(relative)}")
             page.get_by_text("Failed Only").click()
             page.get_by_text(campaign).first.wait_for()
