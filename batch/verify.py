@@ -31,7 +31,7 @@ from jobs.quality.diff import diff_counts, table_diff, value_columns
 from jobs.quality.evidence import Evidence
 from jobs.quality.reconcile import account_for_acks, read_acks
 from jobs.quality.site import data_docs_root, localize
-from jobs.quality.verdicts import run_verdict_path, write_verdict
+from jobs.quality.verdicts import docs_link, run_verdict_path, write_verdict
 from jobs.spark import build_session
 from jobs.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from jobs.transforms.parse import valid_events
@@ -46,12 +46,12 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
         stream, batch = stream.where(where), batch.where(where)
     diff = table_diff(stream, batch, table.key).persist()
     counts = diff_counts(diff)
-    differing = diff.where(F.col("status") != "match")
-    counts["sample"] = [
-        {**{k: str(row[k]) for k in table.key}, "status": row.status}
-        for row in differing.select(*table.key, "status").limit(SAMPLE_KEYS).collect()
-    ]
     unexpected = counts["missing"] + counts["extra"] + counts["different"]
+    differing = diff.where(F.col("status") != "match").select(*table.key, "status")
+    counts["sample"] = [  # a Spark job only when there is something to show
+        {**{k: str(row[k]) for k in table.key}, "status": row.status}
+        for row in (differing.limit(SAMPLE_KEYS).collect() if unexpected else [])
+    ]
     gx_passed = evidence.check(
         f"agreement_{table.name}",
         diff.drop("status"),
@@ -184,7 +184,7 @@ def describe(verdict: dict) -> str:
         lines.append(
             f"  failed: {e['suite']}: {e['expectation']} unexpected={e['unexpected_count']} e.g. {e['examples'][:2]}"
         )
-    lines.append(f"  data docs: {verdict.get('data_docs_url') or verdict['data_docs']}")
+    lines.append(f"  data docs: {docs_link(verdict)}")
     return "\n".join(lines)
 
 

@@ -54,23 +54,17 @@ def verify_agreement():
         between them), or the previous UTC day on the timetable."""
         from batch.intervals import as_text, parse_many, verification_scope
         from jobs.config import load_settings
-        from jobs.quality.ledger import pending
+        from jobs.quality.ledger import to_verify
 
         if params.get("interval"):
             scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
             print(f"verifying the interval asked for: {scope}")
             return scope
-        waiting = pending(load_settings())
-        announced = [
-            event.extra["interval"]
-            for events in (triggering_asset_events or {}).values()
-            for event in events
-            if event.extra.get("interval")
-        ]
-        rebuilt = [*waiting.values(), *announced]
+        events = [e for batch in (triggering_asset_events or {}).values() for e in batch]
+        waiting, rebuilt = to_verify(load_settings(), events)
         scope = verification_scope(rebuilt, logical_date or dag_run.run_after)
         print(f"rebuilt and not yet verified: {rebuilt or 'nothing'}; verifying {scope}")
-        ti.xcom_push(key="settles", value=list(waiting))
+        ti.xcom_push(key="settles", value=waiting)
         return scope
 
     verify = PlatformSparkSubmitOperator(
@@ -91,7 +85,7 @@ def verify_agreement():
 
         from jobs.config import load_settings
         from jobs.quality.ledger import settle
-        from jobs.quality.verdicts import read_verdict, run_verdict_path
+        from jobs.quality.verdicts import docs_link, read_verdict, run_verdict_path
 
         settings = load_settings()
         path = run_verdict_path(settings, run_id)
@@ -99,12 +93,12 @@ def verify_agreement():
         if verdict is None:
             raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
-        print(f"Data Docs: {verdict.get('data_docs_url') or verdict['data_docs']}")
+        print(f"Data Docs: {docs_link(verdict)}")
         if not verdict["passed"]:
             failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
             raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")
         settle(settings, ti.xcom_pull(task_ids="pick_interval", key="settles") or [])
-        return {"passed": True, "verdict": str(path), "data_docs": verdict.get("data_docs_url") or verdict["data_docs"]}
+        return {"passed": True, "verdict": str(path), "data_docs": docs_link(verdict)}
 
     pick_interval() >> verify >> publish_data_docs()
 

@@ -27,14 +27,9 @@ class RunNotes:
             return
         try:
             from batch.intervals import run_scope
+            from jobs.quality.ledger import scope_inputs
 
-            rebuilt = [
-                event.extra["interval"]
-                for event in dag_run.consumed_asset_events
-                if (event.extra or {}).get("interval")
-            ]
-            if dag_run.dag_id == "verify_agreement":
-                rebuilt += pending_intervals()
+            rebuilt = scope_inputs(dag_run.dag_id, dag_run.consumed_asset_events)
             note = run_scope(
                 dag_run.dag_id,
                 dag_run.conf,
@@ -48,14 +43,6 @@ class RunNotes:
             return
         if note:
             dag_run.note = note
-
-
-def pending_intervals() -> list[str]:
-    """What verify_agreement's pick_interval will read: the rebuilds not yet verified."""
-    from jobs.config import load_settings
-    from jobs.quality.ledger import pending
-
-    return list(pending(load_settings()).values())
 
 
 def data_docs_app():

@@ -24,19 +24,11 @@ TAGS = ["effectively-once"]
 def announce_scope(context) -> None:
     """The first line of each task's own log: the event time its run covers (as the run's note)."""
     from batch.intervals import run_scope
+    from jobs.quality.ledger import scope_inputs
 
     run = context["dag_run"]
-    rebuilt = [
-        event.extra["interval"]
-        for events in (context.get("triggering_asset_events") or {}).values()
-        for event in events
-        if (event.extra or {}).get("interval")
-    ]
-    if run.dag_id == "verify_agreement":
-        from jobs.config import load_settings
-        from jobs.quality.ledger import pending
-
-        rebuilt += pending(load_settings()).values()
+    events = [e for batch in (context.get("triggering_asset_events") or {}).values() for e in batch]
+    rebuilt = scope_inputs(run.dag_id, events)
     conf = {**(run.conf or {}), **dict(context.get("params") or {})}
     scope = run_scope(
         run.dag_id, conf, run.data_interval_start, run.data_interval_end, rebuilt, run.logical_date or run.run_after

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterable
 
 from jobs import storage
 from jobs.config import Settings
@@ -40,3 +41,24 @@ def settle(settings: Settings, uris: list[str]) -> None:
     """The rebuilds in `uris` were verified and agreed: no longer pending."""
     for uri in uris:
         storage.delete_file(settings, uri)
+
+
+def announced(events: Iterable) -> list[str]:
+    """The intervals that Airflow asset events (rebuild_derived's `gold_rebuilt`) carry."""
+    return [e.extra["interval"] for e in events if (e.extra or {}).get("interval")]
+
+
+def to_verify(settings: Settings, events: Iterable) -> tuple[list[str], list[str]]:
+    """(the ledger files pending, every interval to verify: theirs and the events')."""
+    waiting = pending(settings)
+    return list(waiting), [*waiting.values(), *announced(events)]
+
+
+def scope_inputs(dag_id: str, events: Iterable) -> list[str]:
+    """The intervals a run's note and first log line are computed from (batch.intervals.run_scope):
+    for verify_agreement, what its pick_interval reads; no other DAG needs any."""
+    if dag_id != "verify_agreement":
+        return []
+    from jobs.config import load_settings
+
+    return to_verify(load_settings(), events)[1]

@@ -123,8 +123,9 @@ def remote_links(site: Path) -> list[str]:
     """Asset links that still leave the machine (for tests and a warning)."""
     found = set()
     for page in site.rglob("*.html"):
-        found |= set(re.findall(r'(?:src|href)="(https?://[^"]+\.(?:css|js)[^"]*)"', page.read_text()))
-        found |= {url for url in CDN_FILES if url in page.read_text()}
+        html = page.read_text()
+        found |= set(re.findall(r'(?:src|href)="(https?://[^"]+\.(?:css|js)[^"]*)"', html))
+        found |= {url for url in CDN_FILES if url in html}
     return sorted(found)
 
 

@@ -31,3 +31,8 @@ def run_verdict_path(settings: Settings, name: str) -> str:
 
 def read_verdict(settings: Settings, uri: str) -> dict | None:
     return json.loads(storage.read_text(settings, uri)) if storage.exists(settings, uri) else None
+
+
+def docs_link(verdict: dict) -> str:
+    """Where a browser opens the Data Docs: Airflow's served copy when there is one, else the files."""
+    return verdict.get("data_docs_url") or verdict["data_docs"]

@@ -20,3 +20,15 @@ def test_rebuilds_stay_pending_until_settled(tmp_path):
     settle(settings, [first])
     assert list(pending(settings).values()) == [DAY6]
     settle(settings, [first])  # settling twice is harmless
+
+
+def test_what_to_verify_is_the_ledger_and_the_announced_events(tmp_path):
+    from types import SimpleNamespace
+
+    from jobs.quality.ledger import scope_inputs, to_verify
+
+    settings = lake_settings(tmp_path)
+    uri = record_rebuilt(settings, DAY5, "manual__x")
+    events = [SimpleNamespace(extra={"interval": DAY6}), SimpleNamespace(extra={}), SimpleNamespace(extra=None)]
+    assert to_verify(settings, events) == ([uri], [DAY5, DAY6])
+    assert scope_inputs("rebuild_derived", events) == []  # no I/O for other DAGs
