@@ -77,17 +77,30 @@ def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.Pos
 
 
 # Three layers refuse a stale instance's commit: our epoch checks (Fenced), Spark's checkpoint
-# logs (an offset or commit file the newer instance already wrote), delta-rs's transaction check.
+# logs (an offset or commit file the newer instance already wrote), delta-rs's conflict checks
+# ("Concurrent transaction failed", "a concurrent transaction added new data", ...).
 REFUSALS = {
-    "Fenced": "the epoch lease",
-    "CONCURRENT_STREAM_LOG_UPDATE": "the streaming checkpoint log",
-    "Concurrent transaction": "Delta's transaction ids",
+    "fenced": "the epoch lease",
+    "concurrent_stream_log_update": "the streaming checkpoint log",
+    "concurrent transaction": "Delta's conflict checks",
 }
 
 
-def _refused_by(exc: BaseException) -> str | None:
-    text = f"{type(exc).__name__}: {exc}"
-    return next((layer for marker, layer in REFUSALS.items() if marker in text), None)
+def _refused_by(exc: BaseException, fence: Fence) -> str | None:
+    """Which layer stopped a superseded instance, or None when the error is this instance's own.
+
+    A paused instance can wake up anywhere in a batch, so the first thing to fail may be none of
+    the layers above (a state file, a Kafka read); once the lease shows a newer epoch, the failure
+    is the fencing all the same, and no commit of this instance can follow it."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    layer = next((layer for marker, layer in REFUSALS.items() if marker in text), None)
+    if layer is not None:
+        return layer
+    try:
+        superseded = fence.lease.current(fence.job) != fence.epoch
+    except Exception:  # noqa: BLE001 (the lease is unreachable: report the original error)
+        return None
+    return f"the epoch lease (after {type(exc).__name__})" if superseded else None
 
 
 def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[int]) -> str:
@@ -242,7 +255,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
             read_seed(spark, settings, batch, source)
         return _run_query(spark, settings, knobs, batch, source, started)
     except Exception as exc:
-        layer = _refused_by(exc)
+        layer = _refused_by(exc, fence)
         if layer is None:
             raise
         print(

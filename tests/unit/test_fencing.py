@@ -122,3 +122,17 @@ def test_the_lease_is_chosen_once_from_the_settings(tmp_path):
     lease = lease_for(cloud, None)
     assert isinstance(lease, DynamoLease) and lease.table == "eo-delta-log"
     assert lease.client.meta.region_name == "eu-west-1"
+
+
+def test_a_superseded_instance_reports_whichever_error_stopped_it_as_fenced(tmp_path):
+    from streaming.run import _refused_by
+
+    lease = FileLease(str(tmp_path))
+    zombie = Fence.start(lease, "events")
+    conflict = RuntimeError("CommitFailedError: Commit failed: a concurrent transactions added new data.")
+    state = RuntimeError("[CANNOT_LOAD_STATE_STORE] An error occurred during loading state.")
+    assert _refused_by(conflict, zombie) == "Delta's conflict checks"
+    assert _refused_by(state, zombie) is None  # still the newest epoch: a failure of its own
+    Fence.start(lease, "events")
+    assert _refused_by(state, zombie) == "the epoch lease (after RuntimeError)"
+    assert _refused_by(Fenced("events: epoch 1 was superseded"), zombie) == "the epoch lease"
