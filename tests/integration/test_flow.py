@@ -85,7 +85,6 @@ def test_one_cent_on_one_gold_row_fails_verification(spark, flowed, tmp_path):
 def test_a_lost_silver_row_fails_verification(spark, flowed, tmp_path):
     settings = tampered_copy(flowed[0], tmp_path)
     silver = DeltaTable.forPath(spark, settings.table_path(SILVER.name))
-    spark.conf.set("spark.databricks.delta.properties.defaults.appendOnly", "false")
     spark.sql(
         f"ALTER TABLE delta.`{settings.table_path(SILVER.name)}` SET TBLPROPERTIES ('delta.appendOnly' = 'false')"
     )
