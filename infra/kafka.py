@@ -29,6 +29,15 @@ CONF_DIR = Path(__file__).resolve().parent / "conf"
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 
 
+def _cluster_id() -> str:
+    """A random KRaft cluster id. Like Kafka's own Uuid.randomUuid, never one starting with '-':
+    StorageTool's argument parser would read it as an option (CI failed on one, 1 start in 64)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 @dataclass(frozen=True)
 class Broker:
     port: int
@@ -96,7 +105,7 @@ class Broker:
             template.substitute(port=self.port, controller_port=self.port + 1, data_dir=self.data_dir)
         )
         if not (self.data_dir / "meta.properties").exists():
-            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+            cluster_id = _cluster_id()
             subprocess.run(
                 self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self.config_file)),
                 check=True,

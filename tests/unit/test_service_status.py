@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 import pytest
 
@@ -40,3 +41,10 @@ def test_a_stopped_broker_is_an_answer_and_check_makes_it_not_ready(tmp_path, ca
 def test_tables_align_and_durations_read_like_durations():
     assert table([("a", 1), ("long name", "x")]) == "a          1\nlong name  x"
     assert [seconds(v) for v in (None, 3.04, 969.8, 9000)] == ["never", "3.0 s", "16 min", "2.5 h"]
+
+
+def test_a_kafka_cluster_id_never_reads_as_an_option(monkeypatch):
+    # 0xF8 encodes to a leading '-' in URL-safe base64: StorageTool took '-t -lc_…' for two options.
+    ids = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
+    monkeypatch.setattr(kafka.uuid, "uuid4", lambda: next(ids))
+    assert kafka._cluster_id() == "AQEBAQEBAQEBAQEBAQEBAQ"
