@@ -24,6 +24,12 @@ from jobs.submit import submit_command, submit_env
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 
 
+def _kafka_error(exc: BaseException) -> str:
+    """librdkafka's own words ("Local: Broker transport failure"), not its error's repr."""
+    error = exc.args[0] if exc.args else exc
+    return error.str() if hasattr(error, "str") else str(error)
+
+
 def home(settings: Settings) -> Path:
     return SERVICES_DIR / f"streaming-{settings.topic}"
 
@@ -112,7 +118,7 @@ def status(settings: Settings, args: argparse.Namespace) -> int:
     try:
         queries, kafka = health(settings), "reachable"
     except KafkaException as exc:  # the lag needs the broker; the rest does not
-        queries, kafka = {}, f"not reachable at {settings.kafka_bootstrap} ({exc.args[0]}): make kafka-start"
+        queries, kafka = {}, f"not reachable at {settings.kafka_bootstrap} ({_kafka_error(exc)}): make kafka-start"
     report = {
         "running": up,
         "standby": standing_by(settings),

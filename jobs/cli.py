@@ -10,6 +10,7 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 
@@ -45,6 +46,15 @@ def _missing_table(exc: BaseException) -> str | None:
     return None
 
 
+def _missing_table_line(error_line: str) -> str:
+    """What to run for a missing table: a rebuild for one under _rebuild/, else the stream."""
+    found = re.search(r"([a-z0-9]+://|/)[^\s`'\"]+", error_line)
+    where = found.group(0).rstrip(".,;:") if found else error_line
+    if "/_rebuild/" in where:
+        return f"no rebuild at {where} yet: run `python -m batch.rebuild` (or the rebuild_derived DAG) first"
+    return f"a table is missing at {where}: run the stream or `make demo` first"
+
+
 def explain(exc: BaseException) -> tuple[int, str] | None:
     """(exit code, one line) for a failure a person can fix; None for a bug."""
     from jobs.spark import MissingJarsError
@@ -60,7 +70,7 @@ def explain(exc: BaseException) -> tuple[int, str] | None:
         return NOT_READY, f"Kafka is not reachable at {bootstrap}: start it with `make kafka-start`"
     table = _missing_table(exc)
     if table:
-        return NOT_READY, f"a table is missing ({table}): run the stream or `make demo` first"
+        return NOT_READY, _missing_table_line(table)
     return None
 
 

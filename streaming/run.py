@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import commits, lake, storage
-from jobs.cli import EXIT_CODES, guarded
+from jobs.cli import EXIT_CODES, NotReady, guarded
 from jobs.config import Settings, load_settings
 from jobs.fencing import EXIT_FENCED, Fence, lease_for
 from jobs.kafka_admin import topic_partitions
@@ -218,17 +218,26 @@ def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
         lock.release()  # the process may go on (tests, tools): the job is over
 
 
+def _partitions(settings: Settings) -> list[int]:
+    """The topic's partitions; NotReady (one line, exit 3) when the broker or the topic is missing."""
+    partitions = topic_partitions(settings)  # a broker that is down raises: jobs/cli.py explains it
+    if not partitions:
+        raise NotReady(
+            f"topic {settings.topic} not found at {settings.kafka_bootstrap}: create it by producing "
+            "(`python -m producer generate`) or with `make demo`"
+        )
+    return partitions
+
+
 def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> int:
     began = time.monotonic()
+    _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     if standby:
         stand_by(spark, settings, lock)
         began = time.monotonic()  # from here on it is a start like any other, only warm
-    partitions = topic_partitions(settings)
-    if not partitions:
-        print(f"topic {settings.topic} not found at {settings.kafka_bootstrap}", file=sys.stderr)
-        return 2
+    partitions = _partitions(settings)
     started = time.monotonic()
     generation = checkpoint.ensure_id(settings, QUERY)
     app_id = f"{QUERY}-{generation}"

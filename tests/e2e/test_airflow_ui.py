@@ -150,6 +150,7 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             login(page, url, USER, airflow.password())
             listed = dag_ids_listed(page, url)
             assert {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"} <= set(listed)
+            shots.append(shoot(page, "0-dag-list"))
 
             # 1. Rebuild a named day: the run says which day, whatever its logical date.
             trigger_with_params(page, url, "rebuild_derived", {"day": f"{D5:%Y-%m-%d}"})

@@ -27,14 +27,18 @@ def test_a_missing_table_is_named_whichever_engine_noticed(spark, tmp_path):
     from deltalake import DeltaTable
     from pyspark.errors import AnalysisException
 
-    missing = str(tmp_path / "silver")
-    with pytest.raises(AnalysisException) as spark_error:
-        spark.read.format("delta").load(missing).count()
-    with pytest.raises(Exception) as rust_error:
-        DeltaTable(missing)
-    for error in (spark_error.value, rust_error.value):
-        code, line = cli.explain(error)
-        assert code == cli.NOT_READY and "a table is missing" in line and "silver" in line
+    advice = {
+        "silver": "a table is missing at {}: run the stream or `make demo` first",
+        "_rebuild/silver": "no rebuild at {} yet: run `python -m batch.rebuild` (or the rebuild_derived DAG) first",
+    }
+    for name, line in advice.items():
+        missing = str(tmp_path / name)
+        with pytest.raises(AnalysisException) as spark_error:
+            spark.read.format("delta").load(missing).count()
+        with pytest.raises(Exception) as rust_error:
+            DeltaTable(missing)
+        for error in (spark_error.value, rust_error.value):
+            assert cli.explain(error) == (cli.NOT_READY, line.format(missing)), error
 
 
 def test_a_bug_keeps_its_traceback_and_a_known_failure_is_one_line(capsys):
