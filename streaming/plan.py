@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from jobs.config import Settings
 from jobs.kafka_admin import spark_kafka_options
 from jobs.reading import classify_records
-from jobs.tables import BRONZE, SEED
+from jobs.tables import BRONZE, QUARANTINE, SEED, SILVER
 from jobs.transforms.metrics import window_start_column
 
 KINDS = ("B", "Q", "E", "U")
@@ -115,6 +115,24 @@ def _user_tuple() -> list[Column]:
     return [F.col("campaign_id"), F.col("event_type"), window_start_column().alias("window_start"), F.col("user_id")]
 
 
+# The columns each kind of row needs downstream; the others are nulled before the second state
+# and the trip to Arrow (a U row is four short strings, not a whole event: half the bytes moved).
+KIND_COLUMNS = {
+    "Q": QUARANTINE.columns,
+    "E": [*SILVER.columns, "window_start"],
+    "U": USER_TUPLE,
+}
+INTERNAL = ("_kind", "_first", "_seed")
+
+
+def _slim(rows: DataFrame) -> DataFrame:
+    def kept(column: str) -> Column:
+        kinds = [kind for kind, needed in KIND_COLUMNS.items() if column in needed]
+        return F.when(F.col("_kind").isin(*kinds), F.col(column)).alias(column)
+
+    return rows.select(*(F.col(c) if c in INTERNAL else kept(c) for c in rows.columns))
+
+
 def marked(
     records: DataFrame, read: DataFrame, seed: DataFrame | None = None, history: DataFrame | None = None
 ) -> DataFrame:
@@ -130,7 +148,7 @@ def marked(
     readings = readings.withColumn("window_start", window_start_column())
     first = readings.withColumn("_first", _first_key()).dropDuplicates(["_first"])
     kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
-    exploded = first.withColumn("_kind", F.explode(kinds))
+    exploded = _slim(first.withColumn("_kind", F.explode(kinds)))
     if history is not None:  # a seed row itself goes on: its tuple must enter the state
         counted = history.select(*_user_tuple()).distinct()
         counted = counted.withColumn("_kind", F.lit("U")).withColumn("_seed", F.lit(False))

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from jobs import storage
 from jobs.config import Settings
 from jobs.tables import POISON_PREFIX
+from jobs.transforms.parse import raw_text
 
 # Errors that are never a record's fault: they stop the job loudly, with no isolation attempt.
 INFRASTRUCTURE = (
@@ -143,7 +144,7 @@ def texts_of(records: DataFrame, found: list[tuple[Span, str]]) -> dict[tuple[st
         "kafka_partition",
         "kafka_offset",
         F.make_valid_utf8("key").alias("key"),
-        F.make_valid_utf8(F.col("value").cast("string")).alias("raw_value"),
+        raw_text(F.col("value")).alias("raw_value"),
     )
     return {(r.kafka_topic, r.kafka_partition, r.kafka_offset): (r.key, r.raw_value) for r in rows.collect()}
 

@@ -83,24 +83,28 @@ def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Colu
 
 
 def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
-    """Bronze rows -> source coordinates, raw text, typed fields and `reason` (null if valid)."""
+    """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid)."""
     register_reader(raw.sparkSession)
-    text = F.col("value").cast("string")
-    readable = F.when(F.is_valid_utf8("value"), text).otherwise(F.make_valid_utf8(text))
     read = raw.select(
         *SOURCE_KEY,
         "kafka_timestamp",
         F.make_valid_utf8(F.col("key")).alias("key"),
-        readable.alias("raw_value"),
+        "value",
         read_event(F.col("value"), F.col("kafka_timestamp"), domains).alias("_read"),
     )
     return read.select(
         *SOURCE_KEY,
         "kafka_timestamp",
         "key",
-        "raw_value",
+        "value",
         *(F.col(f"_read.{name}").alias(name) for name in (*ID_FIELDS, "event_type", "event_time", "price", "reason")),
     )
+
+
+def raw_text(value: Column) -> Column:
+    """A record's bytes as text, invalid UTF-8 replaced: what quarantine shows a person."""
+    text = value.cast("string")
+    return F.when(F.is_valid_utf8(value), text).otherwise(F.make_valid_utf8(text))
 
 
 def classify(parsed: DataFrame, campaigns: DataFrame, ads: DataFrame) -> DataFrame:
@@ -113,7 +117,12 @@ def classify(parsed: DataFrame, campaigns: DataFrame, ads: DataFrame) -> DataFra
         (F.col("_known").isNull(), "bad_value:campaign_id"),
         (~F.coalesce(F.array_contains("_ads", F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
     )
-    return joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ads")
+    classified = joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ads")
+    # Only a refused record keeps its text (for quarantine): a valid one is its fields, and the
+    # text of every record would double what a micro-batch shuffles and sends to Python.
+    refused_text = F.when(F.col("reason").isNotNull(), raw_text(F.col("value")))
+    columns = [refused_text.alias("raw_value") if c == "value" else c for c in classified.columns]
+    return classified.select(*columns)
 
 
 def quarantine_rows(classified: DataFrame) -> DataFrame:

@@ -110,7 +110,7 @@ def test_no_value_and_no_kafka_timestamp(spark):
     tombstone, untimed = sorted(
         parse_events(spark.createDataFrame(rows, BRONZE.ddl)).collect(), key=lambda r: r.kafka_offset
     )
-    assert tombstone.reason == "malformed_json:empty" and tombstone.raw_value is None
+    assert tombstone.reason == "malformed_json:empty" and tombstone.value is None
     assert untimed.reason == "bad_value:event_time" and untimed.event_time is None
 
 
