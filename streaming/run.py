@@ -29,7 +29,7 @@ from jobs.reference import ensure_reference
 from jobs.sinks import postgres
 from jobs.spark import build_session
 from jobs.tables import BRONZE, REFERENCE, SEED, ensure_tables
-from streaming import checkpoint, poison
+from streaming import checkpoint
 from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
 from streaming.plan import Source, events_plan, kafka_records, kafka_records_between
 from streaming.standby import ActiveLock, wait_for_turn
@@ -115,21 +115,11 @@ def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[
     return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
 
 
-POISON_SCHEMA = (
-    "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, reason STRING, key STRING, raw_value STRING"
-)
-
-
-def poison_frame(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The records isolated as poison so far (often none): the reading quarantines them unread."""
-    return spark.createDataFrame(poison.recorded(settings), POISON_SCHEMA)
-
-
 def start_query(
     spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, seeding: bool = False
 ):
     records = kafka_records(spark, settings, source)
-    plan = events_plan(spark, settings, records, poison_frame(spark, settings), seeding)
+    plan = events_plan(spark, settings, records, seeding)
     writer = (
         plan.writeStream.queryName(QUERY)
         .foreachBatch(batch)

@@ -68,7 +68,7 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
     the records standing in for the topic. A poison isolation restarts the query, as the job does."""
     from streaming.microbatch import MicroBatch
     from streaming.plan import events_plan
-    from streaming.run import QUERY, poison_frame
+    from streaming.run import QUERY
 
     source = f"{settings.checkpoint_root}/_test_records"
     batch = batch or MicroBatch(settings, log_progress=False)
@@ -77,9 +77,7 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
         batch.records_of = lambda _batch_id, rows=rows: bronze_frame(spark, rows)
         bronze_frame(spark, rows).coalesce(1).write.format("delta").mode("append").save(source)
         while True:
-            plan = events_plan(
-                spark, settings, spark.readStream.format("delta").load(source), poison_frame(spark, settings)
-            )
+            plan = events_plan(spark, settings, spark.readStream.format("delta").load(source))
             query = (
                 plan.writeStream.foreachBatch(batch)
                 .option("checkpointLocation", settings.checkpoint_path(QUERY))

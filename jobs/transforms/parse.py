@@ -14,6 +14,7 @@ Reasons, first match wins, in this order:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -24,6 +25,7 @@ from jobs.tables import QUARANTINE, SILVER, SOURCE_KEY
 ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
 REQUIRED_FIELDS = ("event_id", "event_type", "event_time", "user_id", "session_id", "campaign_id", "ad_id")
 FIELDS = (*REQUIRED_FIELDS, "price")
+Catalogue = Mapping[str, Sequence[str]]  # each campaign id with the ids of its ads
 
 # The id domain (the UDF's Ids class holds it; tests check against this). \A and \z, never ^ and $:
 # "$" also matches before a final newline, which would let "u1\n" through as an id.
@@ -107,17 +109,22 @@ def raw_text(value: Column) -> Column:
     return F.when(F.is_valid_utf8(value), text).otherwise(F.make_valid_utf8(text))
 
 
-def classify(parsed: DataFrame, campaigns: DataFrame, ads: DataFrame) -> DataFrame:
+def catalogue_map(catalogue: Catalogue) -> Column:
+    """The catalogue as a literal map: campaign id -> array of its ad ids."""
+    entries = []
+    for campaign, ads in sorted(catalogue.items()):
+        entries += [F.lit(campaign), F.array(*(F.lit(ad) for ad in ads)).cast("array<string>")]
+    return F.create_map(*entries).cast("map<string,array<string>>")
+
+
+def classify(parsed: DataFrame, catalogue: Catalogue) -> DataFrame:
     """Add the reference checks: the campaign must exist, and the ad must belong to it."""
-    # One small catalogue, one broadcast join: each campaign with the array of its ads.
-    owned = ads.groupBy("campaign_id").agg(F.collect_set("ad_id").alias("_ads"))
-    catalogue = campaigns.select("campaign_id", F.lit(True).alias("_known")).join(owned, "campaign_id", "left")
-    joined = parsed.join(F.broadcast(catalogue), on="campaign_id", how="left")
+    ads = F.try_element_at(catalogue_map(catalogue), F.col("campaign_id"))  # null: no such campaign
     reference = first_reason(
-        (F.col("_known").isNull(), "bad_value:campaign_id"),
-        (~F.coalesce(F.array_contains("_ads", F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
+        (ads.isNull(), "bad_value:campaign_id"),
+        (~F.coalesce(F.array_contains(ads, F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
     )
-    classified = joined.withColumn("reason", F.coalesce("reason", reference)).drop("_known", "_ads")
+    classified = parsed.withColumn("reason", F.coalesce("reason", reference))
     # Only a refused record keeps its text (for quarantine): a valid one is its fields, and the
     # text of every record would double what a micro-batch shuffles and sends to Python.
     refused_text = F.when(F.col("reason").isNotNull(), raw_text(F.col("value")))

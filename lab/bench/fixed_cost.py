@@ -20,7 +20,6 @@ import numpy as np
 from lab.bench.commit_log import commit_times_of
 from lab.bench.latency import median_and_spread
 from lab.bench.live import BURST, LiveJob
-from lab.bench.load import send_burst
 
 
 def burst_figure(live: LiveJob, sent: dict, timeout: float = 30.0) -> dict:
@@ -61,7 +60,7 @@ def measure_fixed_cost(live: LiveJob, bursts: int, pause: float, log=print) -> d
     for i in range(bursts):
         live.drain(120, "the previous burst")
         time.sleep(pause)  # idle: no micro-batch in flight when the burst arrives
-        sent = send_burst(live.settings, load.slice(i * BURST, (i + 1) * BURST))
+        sent = live.sender.send(load.slice(i * BURST, (i + 1) * BURST))
         live.drain(120, f"burst {i + 1}")
         figure = burst_figure(live, sent)
         log(

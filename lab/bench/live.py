@@ -19,7 +19,7 @@ from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
 from lab.bench import job_log
 from lab.bench.commit_log import LakeClock, SilverRows, latencies
 from lab.bench.latency import distribution
-from lab.bench.load import LoadMaker, PacedProducer, send_burst
+from lab.bench.load import BurstSender, LoadMaker, PacedProducer
 from lab.bench.pipeline import caught_up, wait_until
 from lab.bench.spark_submit import BenchJob, Submitter
 from lab.instances import committed_batches
@@ -44,6 +44,14 @@ class LiveJob:
         path = self.settings.table_path
         gold = [path(CAMPAIGN_MINUTE_METRICS.name), path(USER_SESSIONS.name)]
         self.clock = LakeClock.of(path(SILVER.name), gold)
+        self._sender: BurstSender | None = None
+
+    @property
+    def sender(self) -> BurstSender:
+        """The one producer every burst of this job's topic goes through."""
+        if self._sender is None:
+            self._sender = BurstSender(self.settings)
+        return self._sender
 
     # -- instances -------------------------------------------------------------------------
     def args(self, standby: bool = False) -> list[str]:
@@ -72,7 +80,7 @@ class LiveJob:
         self.job = self.spawn()
         warm = self.loads.make(WARM_UP_BURSTS * BURST, per_second=BURST, clean=True)
         for i in range(WARM_UP_BURSTS):
-            send_burst(self.settings, warm.slice(i * BURST, (i + 1) * BURST))
+            self.sender.send(warm.slice(i * BURST, (i + 1) * BURST))
             self.drain(300, "the warm-up")
         self.log(f"   streaming job {self.job.number} up and warm in {time.monotonic() - began:.0f} s ({self.job.log})")
         return self.job

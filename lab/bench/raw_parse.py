@@ -20,8 +20,9 @@ from pyspark.sql import functions as F
 from jobs.config import load_settings
 from jobs.reading import classify_records
 from jobs.spark import build_session
+from streaming import poison
 from streaming.plan import Source, kafka_records
-from streaming.run import poison_frame, prepare
+from streaming.run import prepare
 
 QUERY = "raw_parse"
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     source = Source(starting_offsets="earliest", max_offsets_per_trigger=args.max_offsets_per_trigger)
     records = kafka_records(spark, settings, source)
-    read = classify_records(spark, settings, records, poison_frame(spark, settings), local_reference=True)
+    read = classify_records(spark, settings, records, poison.recorded(settings))
     query = (
         read.withColumn("event_date", F.to_date("event_time"))
         .writeStream.queryName(QUERY)

@@ -36,9 +36,10 @@ from jobs.spark import build_session
 from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from jobs.transforms.metrics import minute_metrics, user_tuples, window_start_column
 from jobs.transforms.sessions import as_intervals, sessionize
+from streaming import poison
 from streaming.microbatch import Parts, StepTimer
 from streaming.plan import OUTPUT, Source, kafka_records
-from streaming.run import poison_frame, prepare
+from streaming.run import prepare
 
 QUERY = "unguarded"
 
@@ -51,7 +52,7 @@ def aligned(frame: DataFrame) -> DataFrame:
 
 def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
     """B rows (every record), Q rows (refused) and E rows (every valid copy): no engine state."""
-    read = classify_records(spark, settings, records, poison_frame(spark, settings), local_reference=True)
+    read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time")).withColumn("window_start", window_start_column())
     kinds = read.withColumn("_kind", F.when(F.col("reason").isNull(), F.lit("E")).otherwise(F.lit("Q")))
     bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from jobs.reference import ad_rows, campaign_rows
-from jobs.tables import ADS, BRONZE, CAMPAIGNS
+from jobs.reference import ad_ids, ad_rows, campaign_ids
+from jobs.tables import BRONZE
 from jobs.transforms.parse import FIELDS, REQUIRED_FIELDS, Domains, classify, parse_events
 from tests.corpus import POISON_MARKER, VALID, load_corpus
 from tests.helpers import PRODUCED_AT
@@ -79,12 +79,11 @@ def outcome(case) -> str:
 def test_every_record_gets_the_outcome_the_rules_give(spark):
     cases = [c for c in CASES if not (c.cls == POISON and os.environ.get("EO_FAULT_POISON"))]
     rows = [(c.name, c.value, "corpus", 0, offset, PRODUCED_AT) for offset, c in enumerate(cases)]
-    campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
-    ads = spark.createDataFrame(ad_rows(), ADS.ddl)
+    catalogue = {campaign: ad_ids(campaign) for campaign in campaign_ids()}
     raw = spark.createDataFrame(rows, BRONZE.ddl)
     got = {
         r.kafka_offset: r.reason or VALID
-        for r in classify(parse_events(raw, Domains()), campaigns, ads).select("kafka_offset", "reason").collect()
+        for r in classify(parse_events(raw, Domains()), catalogue).select("kafka_offset", "reason").collect()
     }
     assert len(got) == len(cases)
     wrong = [

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.reference import ad_rows, campaign_rows
-from jobs.tables import ADS, CAMPAIGNS, SOURCE_KEY
+from jobs.reference import ad_ids, campaign_ids
+from jobs.tables import SOURCE_KEY
 from jobs.transforms.parse import Domains, classify, parse_events, quarantine_rows, valid_events
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
@@ -19,10 +19,11 @@ pytestmark = pytest.mark.unit
 DEFAULTS = Domains()
 
 
+CATALOGUE = {campaign: ad_ids(campaign) for campaign in campaign_ids()}
+
+
 def classified(spark, payloads, domains: Domains = DEFAULTS):
-    campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl)
-    ads = spark.createDataFrame(ad_rows(), ADS.ddl)
-    return classify(parse_events(bronze_frame(spark, records(payloads)), domains), campaigns, ads)
+    return classify(parse_events(bronze_frame(spark, records(payloads)), domains), CATALOGUE)
 
 
 def reason_of(spark, payload, domains: Domains = DEFAULTS) -> str | None:
@@ -131,20 +132,15 @@ def test_split_keeps_every_record_once(spark):
 def test_poison_records_are_quarantined_unread_with_their_recorded_reason(spark, lake, monkeypatch):
     """The reading skips a record recorded as poison (it would fail again) and quarantines it with
     the reason, key and raw value recorded: the stream's restart and the batch rebuild alike."""
-    from jobs.reading import POISON_COLUMNS, classify_records
+    from jobs.reading import classify_records
     from tests.helpers import prepare_lake
 
     prepare_lake(spark, lake)
     monkeypatch.setenv("EO_FAULT_POISON", "__boom__")  # reading this record fails its task
     raw = bronze_frame(spark, records([b"__boom__ poison", event("e1", 0)]))
     first = raw.orderBy(*SOURCE_KEY).first()
-    poison = spark.createDataFrame(
-        [(first.kafka_topic, first.kafka_partition, first.kafka_offset, "poison:USER_RAISED_EXCEPTION", "k", "raw")],
-        ", ".join(
-            f"{c} {t}"
-            for c, t in zip(POISON_COLUMNS, ("STRING", "INT", "BIGINT", "STRING", "STRING", "STRING"), strict=True)
-        ),
-    )
+    reason = "poison:USER_RAISED_EXCEPTION"
+    poison = [(first.kafka_topic, first.kafka_partition, first.kafka_offset, reason, "k", "raw")]
     at = (first.kafka_partition, first.kafka_offset)
     rows = {(r.kafka_partition, r.kafka_offset): r for r in classify_records(spark, lake, raw, poison).collect()}
     bad, good = rows[at], next(r for coordinates, r in rows.items() if coordinates != at)
