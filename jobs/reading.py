@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs import faults, lake
+from jobs import faults, lake, storage
 from jobs.config import Settings
 from jobs.tables import ADS, CAMPAIGNS, POISON_PREFIX, QUARANTINE, SOURCE_KEY
 from jobs.transforms.parse import Catalogue, Domains, classify, parse_events
@@ -30,14 +30,16 @@ def domains(settings: Settings) -> Domains:
     return Domains.from_conf(settings.domains)
 
 
-def catalogue(spark: SparkSession, settings: Settings) -> Catalogue:
+def catalogue(settings: Settings) -> Catalogue:
     """Each campaign with its ads, from the reference tables (they change only with a deploy,
-    which restarts the stream)."""
+    which restarts the stream). Read with delta-rs: two small tables, no Spark job."""
     owned: dict[str, list[str]] = {}
-    for row in lake.read(spark, settings, ADS).collect():
-        owned.setdefault(row.campaign_id, []).append(row.ad_id)
-    campaigns = lake.read(spark, settings, CAMPAIGNS).select("campaign_id").collect()
-    return {row.campaign_id: sorted(owned.get(row.campaign_id, [])) for row in campaigns}
+    for row in (
+        storage.delta_table(settings, ADS.name).refresh().to_pyarrow_table(columns=["ad_id", "campaign_id"]).to_pylist()
+    ):
+        owned.setdefault(row["campaign_id"], []).append(row["ad_id"])
+    campaigns = storage.delta_table(settings, CAMPAIGNS.name).refresh().to_pyarrow_table(columns=["campaign_id"])
+    return {campaign: sorted(owned.get(campaign, [])) for campaign in campaigns["campaign_id"].to_pylist()}
 
 
 def _poison_map(poison: Poison) -> Column:
@@ -59,7 +61,7 @@ def classify_records(spark: SparkSession, settings: Settings, raw: DataFrame, po
     `poison`: records to quarantine without reading them (rows of POISON_COLUMNS): each is read as
     if it were empty, then its reading is replaced by the poison's quarantine row. Without poison
     the plan has no trace of it (a stream may restart with new poison: no state depends on it)."""
-    known = catalogue(spark, settings)
+    known = catalogue(settings)
     if not poison:
         return classify(parse_events(faults.poisoned(raw), domains(settings)), known)
     found = F.try_element_at(_poison_map(poison), F.struct(*SOURCE_KEY))

@@ -37,10 +37,10 @@ def write_reference(spark, settings, namespace: str = "main") -> None:
 
 def ensure_reference(spark, settings) -> None:
     """Write the reference tables when either is missing or empty (a lake made before ads existed)."""
-    from jobs import lake
+    from jobs import storage
     from jobs.tables import REFERENCE, ensure_table
 
     for table in REFERENCE:
         ensure_table(spark, settings, table)
-    if any(lake.read(spark, settings, table).isEmpty() for table in REFERENCE):
+    if any(not storage.delta_table(settings, table.name).refresh().file_uris() for table in REFERENCE):
         write_reference(spark, settings)

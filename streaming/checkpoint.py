@@ -44,10 +44,20 @@ def kafka_offsets(settings: Settings, query: str, batch_id: int) -> str | None:
     return None
 
 
-def kafka_range(settings: Settings, query: str, batch_id: int, first_start: str) -> tuple[str, str]:
+def initial_kafka_offsets(settings: Settings, query: str) -> str | None:
+    """Where the checkpoint started reading Kafka: Spark's Kafka source keeps it in sources/0/0."""
+    uri = f"{settings.checkpoint_path(query)}/sources/0/0"
+    if not storage.exists(settings, uri):
+        return None
+    # A version line ("v1", after a NUL byte), then the offsets.
+    offsets = json.loads(storage.read_text(settings, uri).splitlines()[-1])
+    return json.dumps({settings.topic: offsets[settings.topic]}) if settings.topic in offsets else None
+
+
+def kafka_range(settings: Settings, query: str, batch_id: int) -> tuple[str, str]:
     """(start, end) offsets of a planned micro-batch; the first batch starts where the query did."""
     end = kafka_offsets(settings, query, batch_id)
-    if end is None:
+    start = kafka_offsets(settings, query, batch_id - 1) if batch_id > 0 else initial_kafka_offsets(settings, query)
+    if start is None or end is None:
         raise FileNotFoundError(f"no offsets for batch {batch_id} in {settings.checkpoint_path(query)}")
-    start = kafka_offsets(settings, query, batch_id - 1) if batch_id > 0 else None
-    return start or first_start, end
+    return start, end

@@ -242,10 +242,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
         f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
         flush=True,
     )
-    first_start = source.starting_offsets or bootstrap_offsets(spark, settings, partitions)
 
     def records_of(batch_id: int) -> DataFrame:
-        start, end = checkpoint.kafka_range(settings, QUERY, batch_id, first_start)
+        start, end = checkpoint.kafka_range(settings, QUERY, batch_id)
         return kafka_records_between(spark, settings, start, end)
 
     batch = MicroBatch(settings, fence, sinks, app_id=app_id, records_of=records_of)

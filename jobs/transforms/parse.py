@@ -109,12 +109,19 @@ def raw_text(value: Column) -> Column:
     return F.when(F.is_valid_utf8(value), text).otherwise(F.make_valid_utf8(text))
 
 
+def sql_string(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def catalogue_map(catalogue: Catalogue) -> Column:
-    """The catalogue as a literal map: campaign id -> array of its ad ids."""
-    entries = []
-    for campaign, ads in sorted(catalogue.items()):
-        entries += [F.lit(campaign), F.array(*(F.lit(ad) for ad in ads)).cast("array<string>")]
-    return F.create_map(*entries).cast("map<string,array<string>>")
+    """The catalogue as a literal map: campaign id -> array of its ad ids. Written as one SQL
+    expression (a thousand `F.lit` calls cost a second of a stream's start)."""
+    entries = ", ".join(
+        f"{sql_string(campaign)}, array({', '.join(sql_string(ad) for ad in ads)})"
+        for campaign, ads in sorted(catalogue.items())
+    )
+    return F.expr(f"map({entries})").cast("map<string,array<string>>")
 
 
 def classify(parsed: DataFrame, catalogue: Catalogue) -> DataFrame:

@@ -146,3 +146,14 @@ def test_poison_records_are_quarantined_unread_with_their_recorded_reason(spark,
     bad, good = rows[at], next(r for coordinates, r in rows.items() if coordinates != at)
     assert (bad.reason, bad.key, bad.raw_value, bad.event_id) == ("poison:USER_RAISED_EXCEPTION", "k", "raw", None)
     assert good.reason is None and good.event_id == "e1"
+
+
+def test_the_catalogue_is_a_literal_of_the_plan_whatever_its_ids(spark):
+    from pyspark.sql import functions as F
+
+    from jobs.transforms.parse import catalogue_map
+
+    catalogue = {"c'1": ["a\\'b", "z"], "none": []}
+    rows = spark.createDataFrame([("c'1",), ("none",), ("c999",), (None,)], "campaign_id string")
+    got = rows.select(F.try_element_at(catalogue_map(catalogue), F.col("campaign_id")).alias("ads")).collect()
+    assert [r.ads for r in got] == [["a\\'b", "z"], [], None, None]
