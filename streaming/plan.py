@@ -88,9 +88,13 @@ def as_records(kafka: DataFrame) -> DataFrame:
     )
 
 
-def seed_records(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The seed table as a stream: empty, except right after a reset."""
-    return spark.readStream.format("delta").load(settings.table_path(SEED.name))
+def seed_records(spark: SparkSession, settings: Settings, newest_only: bool = False) -> DataFrame:
+    """The seed table as a stream: empty, except right after a reset. `newest_only`: only what
+    is added from now on (a rehearsal must not read a whole seed)."""
+    reader = spark.readStream.format("delta")
+    if newest_only:
+        reader = reader.option("startingVersion", "latest")
+    return reader.load(settings.table_path(SEED.name))
 
 
 def _coordinates() -> Column:
@@ -194,12 +198,15 @@ def _aligned(frame: DataFrame) -> DataFrame:
     return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
 
 
-def events_plan(spark: SparkSession, settings: Settings, records: DataFrame, seeding: bool = False) -> DataFrame:
+def events_plan(
+    spark: SparkSession, settings: Settings, records: DataFrame, seeding: bool = False, rehearsal: bool = False
+) -> DataFrame:
     """The whole query: records (from Kafka) and the seed -> B, Q, E and U rows for one foreachBatch.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
-    `seeding`: the seed is being read (the first run after a reset): set aside what it holds."""
+    `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
+    `rehearsal`: a dry run of the plan (streaming/run.py rehearse) reads none of the seed."""
     read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time"))
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
-    return marked(records, read, seed_records(spark, settings), history)
+    return marked(records, read, seed_records(spark, settings, newest_only=rehearsal), history)

@@ -1,12 +1,12 @@
 """A warm standby: a second driver that pays its start-up in advance and takes over the moment
 the active one dies.
 
-A restarted driver spends ~30 s before its first batch on this machine (make bench, recovery):
-JVM and Spark session, Delta's first reads, fencing claims. A standby does that work ahead of
-time, keeps it fresh, and watches an OS lock that the active instance holds for its whole life.
-When the active process dies (crash, OOM, SIGKILL), the kernel releases the lock at once. The standby then
-takes new epochs, which fences the old instance in case it was only paused, and starts the queries
-from their checkpoints.
+A restarted driver spends ~15-20 s before its first batch on this machine (make bench,
+recovery): JVM and Spark session, then a first batch in a cold JVM. A standby does that work
+ahead of time (it rehearses the query, streaming/run.py `rehearse`) and watches an OS lock that
+the active instance holds for its whole life. When the active process dies (crash, OOM, SIGKILL),
+the kernel releases the lock at once. The standby then takes new epochs, which fences the old
+instance in case it was only paused, and starts the query from its checkpoint.
 
 The lock is `flock` on a file next to the checkpoints, so it covers one machine. Correctness never
 rests on it: two instances that both believe they are active are still kept apart by the epochs
@@ -26,10 +26,8 @@ from jobs.fencing import Lease, local_root
 
 # How long a standby leaves a lock it should not have taken, so the instance owed it gets it first.
 YIELD_SECONDS = 1.0
-# How often a waiting standby looks at the lock, and refreshes what it has loaded (Delta snapshots:
-# stale ones would have every commit since the warm-up replayed at takeover, ~5 s here).
+# How often a waiting standby looks at the lock.
 POLL_SECONDS = 0.1
-REFRESH_SECONDS = 15.0
 
 
 class ActiveLock:
@@ -78,21 +76,16 @@ class ActiveLock:
             threading.Thread(target=self.acquire, name="active-lock", daemon=True).start()
 
 
-def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print, refresh=None) -> None:
-    """Block until the active instance is gone; return holding the lock. `refresh()`, if given, is
-    called every REFRESH_SECONDS while waiting.
+def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print) -> None:
+    """Block until the active instance is gone; return holding the lock.
 
     The epochs seen before waiting tell whose exit the standby is waiting for. If they changed by
     the time the lock comes free, a newer instance started meanwhile and is the active one now.
     The standby then lets go and goes on waiting, for that instance.
     """
     seen = {job: lease.current(job) for job in jobs}
-    refreshed = time.monotonic()
     while True:
         while not lock.try_acquire():
-            if refresh is not None and time.monotonic() - refreshed >= REFRESH_SECONDS:
-                refresh()
-                refreshed = time.monotonic()
             time.sleep(POLL_SECONDS)
         now = {job: lease.current(job) for job in jobs}
         if now == seen:
