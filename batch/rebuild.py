@@ -64,6 +64,17 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
 RANGE_COLUMN = {CAMPAIGN_MINUTE_METRICS.name: "window_start", USER_SESSIONS.name: "session_start"}
 
 
+class Progress:
+    """One line as each table of a rebuild starts: a rebuild of millions of events takes minutes."""
+
+    def __init__(self, steps: int, started: float) -> None:
+        self.steps, self.started, self.done = steps, started, 0
+
+    def step(self, table: str) -> None:
+        self.done += 1
+        print(f"[rebuild] {self.done}/{self.steps} {table} (t+{time.monotonic() - self.started:.0f} s)", flush=True)
+
+
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
     started = time.monotonic()
     ensure_reference(spark, settings)
@@ -73,9 +84,13 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     classified = classify_log(spark, settings)
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
+    steps = 2 + (2 if interval is None else 0)
+    progress = Progress(steps, started)
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
+        progress.step(QUARANTINE.name)
         lake.overwrite(quarantine, settings.table_path(QUARANTINE.name, target))
+        progress.step(SILVER.name)
         lake.overwrite(silver, settings.table_path(SILVER.name, target), even_append_only=True)
         silver = lake.read(spark, settings, SILVER, target)
     else:
@@ -84,6 +99,7 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
         stats["interval"] = [interval.start.isoformat(), interval.end.isoformat()]
     for name, rows in gold_tables(silver, interval).items():
         where = interval.predicate(RANGE_COLUMN[name]) if interval else None
+        progress.step(name)
         lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()
     bronze_rows = lake.read(spark, settings, BRONZE).count()  # from the log's statistics
