@@ -56,6 +56,7 @@ def kill_and_recover(live: LiveJob, take_over, rate: int, seconds: float, log=pr
 
 def measure_recovery(live: LiveJob, rate: int, seconds: float, log=print) -> dict:
     live.ensure_running()
+    live.drain(600, "the backlog of the phase before")  # a kill must find the job keeping up
     cold = kill_and_recover(live, live.spawn, rate, seconds, log)
     log(f"   cold restart: first batch {cold['first_batch_s']} s, caught up {cold['caught_up_s']} s")
     standby = live.spawn(standby=True)
