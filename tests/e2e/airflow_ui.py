@@ -33,6 +33,12 @@ def dag_ids_listed(page, url: str) -> list[str]:
     return [link.inner_text().strip() for link in page.locator("a[href^='/dags/']").all()]
 
 
+def hover_description(page, dag_id: str, expected: str) -> None:
+    """Airflow 3's DAG list shows a DAG's description as the tooltip of its name."""
+    page.get_by_test_id("dag-id").filter(has_text=dag_id).first.hover()
+    page.get_by_text(expected, exact=False).first.wait_for(timeout=15_000)
+
+
 def _pick(dialog, index: int, when: dt.datetime) -> None:
     """Type a date and time into the index-th datetime field of the backfill form."""
     dialog.get_by_test_id("datetime-input").nth(index).click()

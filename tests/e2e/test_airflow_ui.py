@@ -18,7 +18,15 @@ from infra.airflow import USER, AirflowService
 from jobs.config import REPO_ROOT
 from jobs.tables import CAMPAIGN_MINUTE_METRICS
 from tests.conftest import settings_env
-from tests.e2e.airflow_ui import CHROMIUM, CHROMIUM_ARGS, dag_ids_listed, login, trigger_backfill, trigger_with_params
+from tests.e2e.airflow_ui import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    dag_ids_listed,
+    hover_description,
+    login,
+    trigger_backfill,
+    trigger_with_params,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -150,6 +158,8 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             login(page, url, USER, airflow.password())
             listed = dag_ids_listed(page, url)
             assert {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"} <= set(listed)
+            # At a glance: verify_agreement's description names both of its triggers.
+            hover_description(page, "verify_agreement", "After each rebuild, and daily at 06:00 UTC")
             shots.append(shoot(page, "0-dag-list"))
 
             # 1. Rebuild a named day: the run says which day, whatever its logical date.
