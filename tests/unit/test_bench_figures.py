@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -300,3 +301,20 @@ def test_quick_tries_every_phase_with_tiny_sizes_and_unknown_phases_are_refused(
     assert "nope" in capsys.readouterr().err
     assert main(["--history-sizes", "1M"]) == 2
     assert PHASES.index("recovery") > PHASES.index("rebuild")  # the live phases come last
+
+
+def test_committed_batches_follow_the_newest_id_when_spark_purged_old_commit_files(tmp_path):
+    from lab.instances import committed_batches
+    from tests.conftest import lake_settings
+
+    settings = lake_settings(tmp_path)
+    assert committed_batches(settings) == 0
+    commits = Path(settings.checkpoint_path("events")) / "commits"
+    commits.mkdir(parents=True)
+    for batch in range(150, 250):  # Spark kept the newest 100
+        (commits / str(batch)).write_text("v1\n{}\n")
+    (commits / ".249.crc").write_text("")
+    assert committed_batches(settings) == 250
+    (commits / "250").write_text("v1\n{}\n")
+    (commits / "150").unlink()
+    assert committed_batches(settings) == 251
