@@ -96,7 +96,7 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 test: setup checkov-venv terraform-tool flink-venv jars-flink ## the whole suite: unit, integration and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
-chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~20 min)
+chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~10 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
