@@ -32,13 +32,18 @@ def _numbered(fs: Files, folder: str) -> list[int]:
     return sorted(int(name) for name in fs.names(folder) if name.isdigit())
 
 
+def last_committed_batch(path: str, fs: Files | None = None) -> int | None:
+    """The newest batch id in a checkpoint's commit log (Spark keeps only its newest ~100 files)."""
+    commits = _numbered(fs or LocalFiles(), f"{path.rstrip('/')}/commits")
+    return commits[-1] if commits else None
+
+
 def read_checkpoint(path: str, fs: Files | None = None) -> CheckpointState:
     fs = fs or LocalFiles()
     root = path.rstrip("/")
-    commits = _numbered(fs, f"{root}/commits")
-    if not commits:
+    last = last_committed_batch(root, fs)
+    if last is None:
         return CheckpointState()
-    last = commits[-1]
     # offsets/<n>: a version line, the batch metadata, then one JSON line per source.
     lines = fs.read_text(f"{root}/offsets/{last}").splitlines()
     sources = [json.loads(line) for line in lines[2:] if line.strip() and line.strip() != "-"]

@@ -11,21 +11,18 @@ from pathlib import Path
 
 from jobs.config import Settings
 from jobs.fencing import EXIT_FENCED
+from jobs.monitoring import last_committed_batch
+from jobs.storage import files
 from jobs.submit import submit_command, submit_env
 
 STREAM_ARGS = ["run", "--trigger-seconds", "2", "--max-offsets-per-trigger", "4000"]
 
 
 def committed_batches(settings: Settings, queries: tuple[str, ...] = ("events",)) -> int:
-    """Micro-batches committed so far by these queries: the newest batch id in each checkpoint's
-    commit log, plus one. Not a count of its files: Spark keeps only the newest ~100 of them, so a
-    count stops growing on a long run (the bench's recovery waited for a commit that came)."""
-    total = 0
-    for query in queries:
-        commits = Path(settings.checkpoint_path(query)) / "commits"
-        ids = [int(p.name) for p in commits.glob("[0-9]*") if p.name.isdigit()] if commits.is_dir() else []
-        total += max(ids) + 1 if ids else 0
-    return total
+    """Micro-batches committed so far by these queries: the newest batch id of each, plus one. Not a
+    count of commit files: Spark keeps only ~100, so a count stops growing on a long run."""
+    lasts = (last_committed_batch(settings.checkpoint_path(query), files(settings)) for query in queries)
+    return sum(0 if last is None else last + 1 for last in lasts)
 
 
 @dataclass
