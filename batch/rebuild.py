@@ -84,8 +84,7 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     classified = classify_log(spark, settings)
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
-    steps = 2 + (2 if interval is None else 0)
-    progress = Progress(steps, started)
+    progress = Progress(len(RANGE_COLUMN) + (2 if interval is None else 0), started)  # gold, + silver, quarantine
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         progress.step(QUARANTINE.name)
