@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 
 from batch.intervals import Interval
 from jobs import lake
-from jobs.cli import EXIT_CODES, NotReady, guarded
+from jobs.cli import EXIT_CODES, NotReady, Progress, guarded
 from jobs.config import Settings, load_settings
 from jobs.reading import classify_records, recorded_poison
 from jobs.reference import ensure_reference
@@ -64,19 +64,9 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
 RANGE_COLUMN = {CAMPAIGN_MINUTE_METRICS.name: "window_start", USER_SESSIONS.name: "session_start"}
 
 
-class Progress:
-    """One line as each table of a rebuild starts: a rebuild of millions of events takes minutes."""
-
-    def __init__(self, steps: int, started: float) -> None:
-        self.steps, self.started, self.done = steps, started, 0
-
-    def step(self, table: str) -> None:
-        self.done += 1
-        print(f"[rebuild] {self.done}/{self.steps} {table} (t+{time.monotonic() - self.started:.0f} s)", flush=True)
-
-
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
     started = time.monotonic()
+    progress = Progress("rebuild", len(RANGE_COLUMN) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
     ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *RANGE_COLUMN])
     # Read twice (quarantine, silver) and not cached: the strict reading costs less than caching
@@ -84,7 +74,6 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     classified = classify_log(spark, settings)
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
-    progress = Progress(len(RANGE_COLUMN) + (2 if interval is None else 0), started)  # gold, + silver, quarantine
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         progress.step(QUARANTINE.name)

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from batch.intervals import Interval, as_text, compact, human, parse_many, predicate
 from batch.rebuild import RANGE_COLUMN, add_interval_args, classify_log
 from jobs import lake, storage
-from jobs.cli import EXIT_CODES, USAGE, guarded
+from jobs.cli import EXIT_CODES, USAGE, Progress, guarded
 from jobs.config import REPO_ROOT, Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff, value_columns
@@ -121,16 +121,17 @@ def verify(
     """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all).
     `run_name` (the Airflow run id) names the validations in the Data Docs."""
     started = time.monotonic()
-    scope = human(intervals)
-    evidence = Evidence(gx_project(settings), f"{run_name or 'batch.verify'}_{compact(intervals)}")
-    tables = {}
     checks = [(table, predicate(intervals, RANGE_COLUMN[table.name]) if intervals else None) for table in GOLD]
     if intervals is None:
         checks += [(SILVER, None), (QUARANTINE, None)]
-    for number, (table, where) in enumerate(checks, 1):
-        print(f"[verify] {number}/{len(checks) + 1} {table.name}", flush=True)
+    progress = Progress("verify", len(checks) + 1)  # each table, then the reconciliation
+    scope = human(intervals)
+    evidence = Evidence(gx_project(settings), f"{run_name or 'batch.verify'}_{compact(intervals)}")
+    tables = {}
+    for table, where in checks:
+        progress.step(table.name)
         tables[table.name] = _compare(spark, settings, evidence, table, where, scope)
-    print(f"[verify] {len(checks) + 1}/{len(checks) + 1} reconciliation", flush=True)
+    progress.step("reconciliation")
     reconciliation = reconcile(spark, settings, evidence)
     verdict = {
         "passed": all(t["passed"] for t in tables.values()) and reconciliation["passed"],

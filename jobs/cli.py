@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from collections.abc import Callable
 
 FAILED, USAGE, NOT_READY = 1, 2, 3
@@ -19,6 +20,20 @@ EXIT_CODES = (
     "exit codes: 0 done, 1 the work found a problem (verification failed, records not acknowledged), "
     "2 bad arguments, 3 not ready (a service down, a table or jar missing)"
 )
+
+
+class Progress:
+    """One line as each step of long work starts ("[rebuild] 2/4 silver (t+14 s)"): a rebuild or a
+    verification of millions of events takes minutes. `clock` is there for tests."""
+
+    def __init__(self, label: str, steps: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.label, self.steps, self.clock, self.done = label, steps, clock, 0
+        self.started = clock()
+
+    def step(self, name: str) -> None:
+        self.done += 1
+        elapsed = self.clock() - self.started
+        print(f"[{self.label}] {self.done}/{self.steps} {name} (t+{elapsed:.0f} s)", flush=True)
 
 
 class NotReady(RuntimeError):

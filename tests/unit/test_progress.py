@@ -1,0 +1,21 @@
+"""Long work (a rebuild, a verification) says which step it is on, out of how many, and since when."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobs.cli import Progress
+
+pytestmark = pytest.mark.unit
+
+
+def test_each_step_prints_its_label_number_name_and_seconds_since_the_start(capsys):
+    now = iter([100.0, 100.4, 114.6, 171.0])  # started, then each step
+    progress = Progress("rebuild", 4, clock=lambda: next(now))
+    for name in ("quarantine", "silver", "campaign_minute_metrics"):
+        progress.step(name)
+    assert capsys.readouterr().out.splitlines() == [
+        "[rebuild] 1/4 quarantine (t+0 s)",
+        "[rebuild] 2/4 silver (t+15 s)",
+        "[rebuild] 3/4 campaign_minute_metrics (t+71 s)",
+    ]
