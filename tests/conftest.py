@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import uuid
@@ -22,6 +23,10 @@ os.environ.update(
         "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[2]"}',
     }
 )
+
+# py4j logs at INFO when its connections are collected at interpreter exit, after pytest has
+# closed the stream Airflow's root handler writes to: a 'Logging error' traceback on every run.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
 
