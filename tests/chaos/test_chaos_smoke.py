@@ -11,7 +11,7 @@ import pytest
 
 from jobs.config import REPO_ROOT
 
-pytestmark = pytest.mark.chaos
+pytestmark = [pytest.mark.chaos, pytest.mark.integration, pytest.mark.slow]
 
 
 def test_smoke_run_is_exact_and_fences_the_zombie():

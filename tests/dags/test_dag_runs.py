@@ -37,6 +37,7 @@ def run(dag, day: dt.datetime):
     return result
 
 
+@pytest.mark.slow
 def test_backfilling_two_days_twice_changes_nothing_and_verifies(spark, airflow_db, lake_env):
     """rebuild_derived for two days, twice: identical tables, exactly the stream's rows of those
     days; then verify_agreement for the first day passes and publishes its verdict."""

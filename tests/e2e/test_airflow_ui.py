@@ -28,7 +28,7 @@ from tests.e2e.airflow_ui import (
     trigger_with_params,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 PORT = 18080
 UTC = dt.UTC

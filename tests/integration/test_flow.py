@@ -20,7 +20,7 @@ from streaming.run import Knobs, run
 from tests.conftest import lake_settings
 from tests.integration.producing import produce
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

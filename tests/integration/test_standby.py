@@ -13,7 +13,7 @@ from lab.instances import Instance, committed_batches
 from tests.conftest import settings_env
 from tests.integration.producing import produce
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ARGS = ["run", "--trigger-seconds", "1", "--max-offsets-per-trigger", "2500"]
 

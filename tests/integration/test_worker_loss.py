@@ -16,7 +16,7 @@ from lab.instances import committed_batches
 from tests.conftest import settings_env
 from tests.integration.producing import produce
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 EXECUTORS = {"spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "1g"}
 
