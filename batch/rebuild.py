@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -65,7 +64,6 @@ RANGE_COLUMN = {CAMPAIGN_MINUTE_METRICS.name: "window_start", USER_SESSIONS.name
 
 
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
-    started = time.monotonic()
     progress = Progress("rebuild", len(RANGE_COLUMN) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
     ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *RANGE_COLUMN])
@@ -91,7 +89,7 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
         lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()
     bronze_rows = lake.read(spark, settings, BRONZE).count()  # from the log's statistics
-    stats.update(bronze_rows=bronze_rows, seconds=round(time.monotonic() - started, 2))
+    stats.update(bronze_rows=bronze_rows, seconds=round(progress.elapsed(), 2))
     stats["events_per_s"] = round(bronze_rows / stats["seconds"]) if stats["seconds"] else None
     return stats
 

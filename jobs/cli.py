@@ -30,10 +30,13 @@ class Progress:
         self.label, self.steps, self.clock, self.done = label, steps, clock, 0
         self.started = clock()
 
+    def elapsed(self) -> float:
+        """Seconds since the work started: the figure its stats report as well."""
+        return self.clock() - self.started
+
     def step(self, name: str) -> None:
         self.done += 1
-        elapsed = self.clock() - self.started
-        print(f"[{self.label}] {self.done}/{self.steps} {name} (t+{elapsed:.0f} s)", flush=True)
+        print(f"[{self.label}] {self.done}/{self.steps} {name} (t+{self.elapsed():.0f} s)", flush=True)
 
 
 class NotReady(RuntimeError):

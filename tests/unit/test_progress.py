@@ -19,3 +19,8 @@ def test_each_step_prints_its_label_number_name_and_seconds_since_the_start(caps
         "[rebuild] 2/4 silver (t+15 s)",
         "[rebuild] 3/4 campaign_minute_metrics (t+71 s)",
     ]
+
+
+def test_elapsed_is_the_seconds_since_the_start_that_the_stats_report():
+    now = iter([50.0, 62.5])
+    assert Progress("verify", 3, clock=lambda: next(now)).elapsed() == 12.5
