@@ -28,8 +28,13 @@ def ensure_id(settings: Settings, query: str) -> str:
 
 
 def has_offsets(settings: Settings, query: str) -> bool:
-    """Has the query ever planned a micro-batch from this checkpoint?"""
-    return storage.exists(settings, f"{settings.checkpoint_path(query)}/offsets/0")
+    """Has the query ever planned a micro-batch from this checkpoint?
+
+    Any batch's offset file says so. Not offsets/0: Spark keeps only the newest ~100, and a
+    checkpoint taken for new past its 100th batch made every restart scan all of bronze for where
+    to start and read the seed again (docs/hot-path.md, "Recovery")."""
+    folder = f"{settings.checkpoint_path(query)}/offsets"
+    return any(uri.rsplit("/", 1)[-1].isdigit() for uri in storage.files_under(settings, folder, ""))
 
 
 def kafka_offsets(settings: Settings, query: str, batch_id: int) -> str | None:
