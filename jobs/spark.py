@@ -38,9 +38,11 @@ BASE_CONF: dict[str, str] = {
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     ),
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
-    # A snapshot of the state is taken every 10 versions and uploaded by the maintenance task: every
-    # 5 s rather than 60, so an instance that takes over replays seconds of changelogs, not a
-    # minute's (a replay of 2M keys cost 9 s).
+    # An instance that takes over loads the newest uploaded snapshot and replays the changelogs
+    # after it. A snapshot at every version (not every 10th), uploaded by the maintenance task
+    # every 5 s (not 60): after a catch-up of 500k-record batches, replaying five changelogs cost
+    # 12 s of a 6,000-record first batch (docs/hot-path.md, "Recovery").
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot": "1",
     "spark.sql.streaming.stateStore.maintenanceInterval": "5s",
     # Counting the state's rows costs a lookup before every write; the dedup states do not need it.
     "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
