@@ -110,3 +110,22 @@ def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("EO_SPARK_LOG_LEVEL", "WARN"))
     return spark
+
+
+def close_state_stores() -> None:
+    """Close this process's engine state (RocksDB) before it exits, if a session is up.
+
+    At JVM exit Spark's shutdown hook deletes the state stores' local folders while they are still
+    open; RocksDB's close then failed on its missing MANIFEST and once crashed the JVM (SIGSEGV,
+    exit -6) after the job had committed everything (make bench, history phase)."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        return
+    # The Scala object itself: its package-private methods have no static forwarder.
+    stores = getattr(getattr(spark._jvm.org.apache.spark.sql.execution.streaming.state, "StateStore$"), "MODULE$")
+    # Maintenance first, without the stores' lock: `stop()` alone holds that lock while it waits
+    # for maintenance threads that need it, until its shutdown timeout (minutes; seen in the bench).
+    stores.stopMaintenanceTaskWithoutLock()
+    stores.stop()

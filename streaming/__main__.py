@@ -1,4 +1,3 @@
-from jobs.cli import guarded
-from streaming.run import main
+from streaming.run import cli
 
-raise SystemExit(guarded(main))
+raise SystemExit(cli())

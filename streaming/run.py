@@ -27,7 +27,7 @@ from jobs.fencing import EXIT_FENCED, Fence, lease_for
 from jobs.kafka_admin import end_offsets, topic_partitions
 from jobs.reference import ensure_reference
 from jobs.sinks import postgres
-from jobs.spark import build_session
+from jobs.spark import build_session, close_state_stores
 from jobs.tables import BRONZE, SEED, ensure_tables
 from streaming import checkpoint
 from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
@@ -311,5 +311,13 @@ def main(argv: list[str] | None = None) -> int:
     return run(settings, knobs, standby=args.standby)
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`python -m streaming`, `spark-submit streaming/run.py`)."""
+    try:
+        return guarded(main, argv)
+    finally:
+        close_state_stores()
+
+
 if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+    raise SystemExit(cli())

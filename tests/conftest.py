@@ -34,7 +34,7 @@ TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
 @pytest.fixture(scope="session")
 def spark():
     """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
-    from jobs.spark import build_session
+    from jobs.spark import build_session, close_state_stores
 
     session = build_session(
         "eo-tests",
@@ -48,6 +48,7 @@ def spark():
         },
     )
     yield session
+    close_state_stores()  # before the JVM exits, as the jobs do (jobs/spark.py)
     session.stop()
 
 
