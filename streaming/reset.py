@@ -23,7 +23,7 @@ from batch.rebuild import rebuild
 from jobs import lake
 from jobs.config import Settings
 from jobs.sinks import postgres
-from jobs.spark import build_session
+from jobs.spark import build_session, close_state_stores
 from jobs.tables import SEED, SILVER
 from streaming.standby import ActiveLock
 
@@ -43,6 +43,9 @@ def reset(settings: Settings) -> int:
         print("the stream is running: stop it first (make stream-stop), then reset", file=sys.stderr)
         return 3
     spark = build_session("eo-streaming-reset", settings)
+    # A query this process ran and stopped still has its state stores open, and their maintenance
+    # uploads a pending snapshot into the checkpoint's path: after the move, into the new one.
+    close_state_stores()
     checkpoint = settings.checkpoint_path(QUERY)
     if lake.exists(spark, checkpoint):
         archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
