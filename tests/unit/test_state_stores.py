@@ -28,7 +28,7 @@ def _dedup_once(spark, tmp_path) -> int:
     return sum(emitted)
 
 
-def test_closing_unloads_the_stores_and_a_later_query_reloads_them(spark, tmp_path):
+def test_closing_stops_state_maintenance_and_a_later_query_reloads_the_state(spark, tmp_path):
     assert _dedup_once(spark, tmp_path) == 2
     assert _state_store(spark).isMaintenanceRunning()  # RocksDB stores open, maintenance running
 
