@@ -29,7 +29,7 @@ from jobs.reference import ensure_reference
 from jobs.sinks import postgres
 from jobs.spark import build_session, close_state_stores
 from jobs.tables import BRONZE, SEED, ensure_tables
-from streaming import checkpoint
+from streaming import checkpoint, engine_report
 from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
 from streaming.plan import Source, events_plan, kafka_records, kafka_records_between
 from streaming.standby import ActiveLock, wait_for_turn
@@ -177,9 +177,22 @@ def _write_catch_up(settings: Settings, stats: dict) -> None:
     )
 
 
-def _await(query, batch: MicroBatch, started: float, every: float = 10.0) -> None:
-    """Wait for an availableNow query, reporting progress."""
-    while not query.awaitTermination(every):
+def _engine_profiles(query, after: int) -> list[dict]:
+    """Spark's own figures of the batches after `after`, each printed once (streaming/engine_report.py)."""
+    found = engine_report.new_profiles([json.loads(p.json) for p in query.recentProgress], after)
+    for each in found:
+        print(engine_report.profile_line(QUERY, each), flush=True)
+    return found
+
+
+def _await(query, batch: MicroBatch, started: float, every: float = 10.0) -> list[dict]:
+    """Wait for an availableNow query, reporting progress; the engine's figures of its batches."""
+    profiles: list[dict] = []
+    while True:
+        done = query.awaitTermination(every)
+        profiles += _engine_profiles(query, profiles[-1]["batch"] if profiles else -1)
+        if done:
+            return profiles
         elapsed = time.monotonic() - started
         print(
             f"[{QUERY}] {batch.records:,} records committed, {batch.records / elapsed:,.0f} records/s "
@@ -195,9 +208,11 @@ def _run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, sourc
         query = start_query(spark, settings, knobs, batch, source)
         try:
             if knobs.until_caught_up:
-                _await(query, batch, started)
+                engine = _await(query, batch, started)
                 seconds = time.monotonic() - started
-                _write_catch_up(settings, {"seconds": round(seconds, 2), "records": batch.records})
+                # The newest 100 batches' engine figures, as many as Spark itself keeps.
+                stats = {"seconds": round(seconds, 2), "records": batch.records, "engine": engine[-100:]}
+                _write_catch_up(settings, stats)
                 print(f"[streaming] caught up in {seconds:.1f} s: {batch.records:,} records", flush=True)
             else:
                 query.awaitTermination()
