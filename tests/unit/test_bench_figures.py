@@ -112,6 +112,35 @@ def test_the_summary_puts_every_metric_beside_its_target():
     assert "| 20,000/s |" in text and "| fixed_cost_1k_s (" in text and "<= 1.5 |" in text
 
 
+def test_the_summary_profiles_each_batch_of_the_guarded_catch_up():
+    from streaming.engine_report import batch_profile
+    from tests.unit.test_engine_report import PROGRESS
+
+    line = {"batch": 7, "records": 500_000, "seconds": 11.8, "steps": {"read": 10.25, "commit": 1.55}}
+    guarded = {"batch_lines": [line, {**line, "batch": 8}], "engine": [batch_profile(PROGRESS)]}
+    result = {
+        "run_id": "r",
+        "profile": "quick",
+        "seconds": 1.0,
+        "machine": {"cores": 2, "memory_gb": 24.0},
+        "versions": {},
+        "metrics": {},
+        "pipeline": {"guarded": guarded},
+    }
+    text = summary_markdown(result)
+
+    assert "## Profile of a micro-batch" in text
+    # state 1: 0.682 + 0.45 + 0.368 s; state 2: 1.937 + 1.113 + 0.836 s; around: 0.112 + 0.075 + 0.045 s
+    assert "| 7 | 500,000 | 11.80 (10.25 + 1.55) | 0.23 | 485,774 keys, 1.50 s | 966,464 keys, 3.89 s |" in text
+    assert "| 8 |" not in text  # no engine figures for it: no row
+
+
+def test_no_engine_figures_no_profile():
+    result = {"run_id": "r", "profile": "quick", "seconds": 1.0, "machine": {"cores": 2, "memory_gb": 24.0},
+              "versions": {}, "metrics": {}, "pipeline": {"guarded": {"batch_lines": [], "engine": []}}}  # fmt: skip
+    assert "Profile of a micro-batch" not in summary_markdown(result)
+
+
 # -- the latency join over the Delta logs ----------------------------------------------------
 def _commit(table, version: int, ms: int, batch: tuple[str, int] | None = None, files: dict | None = None) -> None:
     """A commit file like delta-rs writes: commitInfo (custom_metadata at its top level), adds."""
