@@ -46,7 +46,6 @@ def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: i
         "events_per_s": round(events / seconds) if seconds else None,
         "wall_seconds": round(time.monotonic() - began, 1),
         "batches": len(batches),
-        "batch_seconds": [b["seconds"] for b in batches],
         "batch_lines": batches,  # the job's own lines: seconds and steps per batch
         "engine": stats.get("engine", []),  # Spark's figures per batch (streaming/engine_report.py); the job's only
         "log": str(log),
