@@ -31,6 +31,10 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
 
 
+# The shared session and its conf as the `spark` fixture built it (set while the session is up).
+_SPARK_BASELINE: dict = {}
+
+
 @pytest.fixture(scope="session")
 def spark():
     """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
@@ -47,9 +51,54 @@ def spark():
             "spark.driver.memory": "3g",
         },
     )
+    _SPARK_BASELINE["session"], _SPARK_BASELINE["conf"] = session, dict(session.conf.getAll)
     yield session
+    _SPARK_BASELINE.clear()
     close_state_stores()  # before the JVM exits, as the jobs do (jobs/spark.py)
     session.stop()
+
+
+def restore_conf(spark, before: dict[str, str]) -> dict[str, str | None]:
+    """Put the session's runtime conf back as it was in `before` (a `dict(spark.conf.getAll)`).
+
+    In-process jobs (streaming.run.run, streaming.reset.reset, batch.rebuild ...) call
+    jobs.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session (4 shuffle
+    partitions over the fixture's 2, for one) for the rest of the run. Keys that changed, appeared
+    or disappeared are set back or unset, when modifiable at runtime (static and core keys, such as
+    spark.app.name, cannot change once the session is up). Returns what it restored: key ->
+    the value set back, or None for a key unset."""
+    after = dict(spark.conf.getAll)
+    restored: dict[str, str | None] = {}
+    for key in sorted(before.keys() | after.keys()):
+        if before.get(key) == after.get(key) or not spark.conf.isModifiable(key):
+            continue
+        if key in before:
+            spark.conf.set(key, before[key])
+        else:
+            spark.conf.unset(key)
+        restored[key] = before.get(key)
+    return restored
+
+
+@pytest.fixture(autouse=True)
+def _spark_conf_restored(request):
+    """Every test that uses the `spark` session leaves its runtime conf as it found it."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    spark = request.getfixturevalue("spark")
+    before = dict(spark.conf.getAll)
+    yield
+    restore_conf(spark, before)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _spark_conf_restored_after_module():
+    """And every module, for what its module-scoped fixtures changed (test_flow.py's `flowed` runs
+    the streaming job in-process before its tests start): back to the conf the fixture built."""
+    yield
+    if _SPARK_BASELINE:
+        restore_conf(_SPARK_BASELINE["session"], _SPARK_BASELINE["conf"])
 
 
 def lake_settings(root: Path, **overrides) -> Settings:

@@ -1,13 +1,10 @@
 """Terraform against what the application expects: module shape, typed and described variables,
 the outputs the app reads, IAM actions equal to what the jobs do (S3, the log store, MSK), the log
 store's key schema, Kafka reachable with IAM from the job runs and Airflow only, and the names the
-local-s3 bootstrap creates. Plus `terraform fmt` and checkov."""
+local-s3 bootstrap creates. `terraform fmt` and checkov run in test_terraform_tools.py."""
 
 import json
-import os
 import re
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -250,37 +247,6 @@ def test_local_s3_bootstraps_the_dev_environments_names():
         assert outputs[output]["value"] == variables[variable]
     assert set(REQUIRED_OUTPUTS) <= set(outputs)
     assert variables["dags_bucket_name"].startswith("airflow-")
-
-
-def terraform_binary() -> str | None:
-    return (
-        shutil.which("terraform")
-        or shutil.which("tofu")
-        or next((str(p) for p in (REPO_ROOT / ".cache" / "go" / "bin").glob("tofu")), None)
-    )
-
-
-def test_terraform_fmt():
-    binary = terraform_binary()
-    if binary is None:
-        pytest.skip("no terraform or tofu binary (make tools builds tofu from the Go module proxy)")
-    result = subprocess.run([binary, "fmt", "-recursive", "-check", str(TF)], capture_output=True, text=True)
-    assert result.returncode == 0, f"unformatted: {result.stdout}"
-
-
-def test_checkov_finds_nothing_and_every_skip_is_justified():
-    checkov = REPO_ROOT / ".cache" / "checkov-venv" / "bin" / "checkov"
-    assert checkov.exists(), "run `make checkov-venv` (make test does)"
-    env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
-    out = subprocess.run(
-        [str(checkov), "-d", str(TF), "--framework", "terraform", "-o", "json", "--quiet", "--skip-download"],
-        capture_output=True, text=True, env=env,
-    ).stdout  # fmt: skip
-    summary = json.loads(out[out.index("{") :])["summary"]
-    assert summary["failed"] == 0 and summary["passed"] > 100, summary
-    for tf in TF.rglob("*.tf"):
-        for skip in re.findall(r"#checkov:skip=([A-Z0-9_]+)(:?)(.*)", tf.read_text()):
-            assert skip[1] == ":" and len(skip[2].strip()) > 20, f"{tf}: {skip[0]} skipped without a reason"
 
 
 def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():

@@ -5,6 +5,7 @@ import threading
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError
 
 from jobs import commits
 from jobs.commits import Table, Txn
@@ -81,17 +82,30 @@ def test_apply_changes_upserts_and_deletes_in_one_commit(table):
 
 
 def test_concurrent_writers_of_one_app_id_never_both_commit_a_position(table):
-    results: list = []
+    """One writer commits the position; every other one either finds it committed (a replay,
+    skipped) or is refused by delta-rs's conflict check on the app id's transaction."""
+    outcomes: dict[int, object] = {}
+    gate = threading.Barrier(4)
 
     def write(n: int) -> None:
+        gate.wait()
         try:
-            results.append(commits.append(Table(table.uri), rows((f"w{n}", n)), Txn("job", 1, 1)))
-        except Exception as exc:  # noqa: BLE001 - the loser of the race sees a conflict
-            results.append(type(exc).__name__)
+            outcomes[n] = commits.append(Table(table.uri), rows((f"w{n}", n)), Txn("job", 1, 1))
+        except Exception as exc:  # noqa: BLE001 - asserted on below: only a conflict may lose the race
+            outcomes[n] = exc
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(4)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
-    assert len(content(table)) == 1, results
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a writer hung"
+    assert sorted(outcomes) == [0, 1, 2, 3], outcomes
+    winners = [n for n, outcome in outcomes.items() if outcome is True]
+    assert len(winners) == 1, outcomes
+    for n, outcome in outcomes.items():
+        if n in winners or outcome is False:
+            continue
+        assert isinstance(outcome, CommitFailedError), f"writer {n}: {outcome!r}"
+        assert "concurrent transaction" in str(outcome).lower(), f"writer {n}: {outcome!r}"
+    assert content(table) == [(f"w{winners[0]}", winners[0])]

@@ -124,6 +124,7 @@ def test_the_lease_is_chosen_once_from_the_settings(tmp_path):
     assert lease.client.meta.region_name == "eu-west-1"
 
 
+@pytest.mark.unit
 def test_a_superseded_instance_reports_whichever_error_stopped_it_as_fenced(tmp_path):
     from streaming.run import _refused_by
 

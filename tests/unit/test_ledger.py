@@ -20,6 +20,7 @@ def test_rebuilds_stay_pending_until_settled(tmp_path):
     settle(settings, [first])
     assert list(pending(settings).values()) == [DAY6]
     settle(settings, [first])  # settling twice is harmless
+    assert list(pending(settings).values()) == [DAY6]
 
 
 def test_what_to_verify_is_the_ledger_and_the_announced_events(tmp_path):

@@ -21,11 +21,12 @@ def test_concurrent_creates_of_one_table_both_succeed(spark, lake):
         except Exception as error:  # noqa: BLE001 - collected and asserted on below
             errors.append(error)
 
-    threads = [threading.Thread(target=create) for _ in range(3)]
+    threads = [threading.Thread(target=create, daemon=True) for _ in range(3)]  # a hung one must not hold up the exit
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a create hung (still running after 120 s)"
     assert errors == []
     path = lake.table_path(CAMPAIGN_MINUTE_METRICS.name, "rebuild")
     created = spark.read.format("delta").load(path)

@@ -14,7 +14,7 @@ from jobs.fencing import Fence, Fenced, PostgresLease
 from jobs.sinks import postgres
 from jobs.sinks.postgres import PostgresSink, read_metrics
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration  # a real PostgreSQL server (the pg_dsn fixture)
 
 MINUTE = dt.datetime(2026, 11, 20, 10, 0)
 BATCH = [("c001", "purchase", MINUTE, 2, Decimal("10.50")), ("c002", "click", MINUTE, 1, Decimal("0.00"))]

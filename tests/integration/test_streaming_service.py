@@ -1,4 +1,6 @@
-"""The local streaming service's pid files: a standby that outlives the job becomes the job."""
+"""The local streaming service's pid files: a standby that outlives the job becomes the job.
+
+Integration: real (stand-in) processes, whose pids the service reads and checks."""
 
 from __future__ import annotations
 
@@ -8,25 +10,29 @@ import pytest
 
 from infra import streaming
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def service(lake, monkeypatch, tmp_path):
     monkeypatch.setattr(streaming, "SERVICES_DIR", tmp_path / "services")
+    # A regression that starts the job must fail here, not spark-submit a real driver.
+    monkeypatch.setattr(streaming, "_spawn", lambda *args, **kwargs: pytest.fail(f"spawned a job: {args}"))
     streaming.home(lake).mkdir(parents=True)
-    procs = []
+    procs: list[subprocess.Popen] = []
 
     def spawn(role: str) -> subprocess.Popen:
         proc = subprocess.Popen(["sleep", "60"])
-        streaming.pid_file(lake, role).write_text(str(proc.pid))
         procs.append(proc)
+        streaming.pid_file(lake, role).write_text(str(proc.pid))
         return proc
 
-    yield lake, spawn
-    for proc in procs:
-        proc.kill()
-        proc.wait()
+    try:
+        yield lake, spawn
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_standby_is_promoted_when_the_job_dies(service):
