@@ -6,13 +6,17 @@
 
 Chosen once, from the settings (`stream_service`). Either way the job resumes from its checkpoint
 and takes a new epoch when it starts, so a restart never doubles or loses a batch.
+
+    python -m infra.stream_service start|kill     # what the supervisor would do, by hand
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Protocol
 
-from jobs.config import Settings
+from jobs.config import Settings, load_settings
 
 STREAM_SCRIPT, STREAM_ARGS = "streaming/run.py", ["run"]
 
@@ -114,3 +118,25 @@ def supervise(service: StreamService, report: dict, max_silence_minutes: float, 
 
 def stream_service(settings: Settings) -> StreamService:
     return EmrStreamService(settings) if settings.job_runner == "emr-serverless" else LocalStreamService(settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.stream_service",
+        description="Start the stream where the environment runs it (a local process, or the EMR "
+        "Serverless job run eo-stream that the stream_supervisor DAG watches), or kill it as a crash would.",
+    )
+    parser.add_argument("action", choices=["start", "kill"])
+    args = parser.parse_args(argv)
+    service = stream_service(load_settings())
+    if args.action == "start":
+        started = service.start()
+        print(f"stream started: {started}" if started else "the stream is already running (or a standby took over)")
+    else:
+        killed = service.kill()
+        print(f"stream killed: {killed}" if killed else "the stream was not running")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

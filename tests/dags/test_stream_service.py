@@ -107,3 +107,16 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     supervise(service, report(True, lag=5, silent_s=3600), 15, True)  # stalled: cancelled, started anew
     assert service.client.cancelled == [runs[0]["id"]]
     assert len(aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]) == 2 and service.running()
+
+
+def test_by_hand_the_stream_starts_once_as_the_service_the_supervisor_watches(monkeypatch, capsys):
+    import infra.stream_service as module
+
+    service = FakeService(started="job run 00abc")
+    monkeypatch.setattr(module, "stream_service", lambda settings: service)
+    assert module.main(["start"]) == 0 and module.main(["kill"]) == 0
+    assert service.calls == ["start", "kill"]
+    assert capsys.readouterr().out.splitlines() == ["stream started: job run 00abc", "stream killed: pid 6"]
+    service.started = None
+    module.main(["start"])
+    assert "already running" in capsys.readouterr().out
