@@ -13,7 +13,7 @@ import argparse
 import sys
 import time
 
-from jobs.cli import EXIT_CODES, guarded
+from jobs.cli import EXIT_CODES, USAGE, guarded
 from jobs.config import Settings, load_settings
 from jobs.maintenance import UnsafeRetention, check_retention
 from jobs.spark import build_session
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             policy = check_retention(settings, args.retention_hours)
         except UnsafeRetention as exc:
             print(exc, file=sys.stderr)
-            return 2
+            return USAGE
         print(f"[vacuum] retention {args.retention_hours:g} h >= required {policy.required_hours:.0f} h")
     spark = build_session("eo-maintenance", settings)
     if args.optimize:

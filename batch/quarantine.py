@@ -29,12 +29,11 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs import lake
-from jobs.cli import guarded
+from jobs.cli import FAILED, NOT_READY, OK, USAGE, guarded
 from jobs.config import ConfigError, Settings, load_settings
 from jobs.spark import MissingJarsError, build_session
 from jobs.tables import BRONZE, QUARANTINE, SOURCE_KEY, TableDef
 
-OK, FAILED, USAGE, NOT_READY = 0, 1, 2, 3
 EPILOG = """\
 PATTERN is a reason (missing_field:user_id), a family with a trailing * or :* (bad_value:*), or * for all.
 TS is ISO 8601 (2026-11-05, 2026-11-05T10:00:00+01:00), UTC when it has no offset; on kafka_timestamp,

@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 
 from batch.intervals import Interval
 from jobs import lake
-from jobs.cli import EXIT_CODES, NotReady, Progress, guarded
-from jobs.config import Settings, load_settings
+from jobs.cli import EXIT_CODES, USAGE, NotReady, Progress, guarded
+from jobs.config import STREAM_QUERY, Settings, load_settings
 from jobs.reading import classify_records, recorded_poison
 from jobs.reference import ensure_reference
 from jobs.spark import build_session
@@ -27,6 +27,7 @@ from jobs.tables import (
     ALL,
     BRONZE,
     CAMPAIGN_MINUTE_METRICS,
+    METRIC_WINDOW,
     QUARANTINE,
     SILVER,
     USER_SESSIONS,
@@ -51,7 +52,7 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
             CAMPAIGN_MINUTE_METRICS.name: campaign_minute_metrics(silver),
             USER_SESSIONS.name: user_sessions(silver),
         }
-    in_window = F.expr(interval.predicate("date_trunc('minute', event_time)"))
+    in_window = F.expr(interval.predicate(f"date_trunc('{METRIC_WINDOW}', event_time)"))  # as window_start_column
     # A session starting in the interval has no event in the gap before it, so events from
     # (start - gap) onwards decide every such session exactly.
     since = F.col("event_time") >= F.lit(interval.start - GAP)
@@ -107,7 +108,7 @@ def interval_from(args: argparse.Namespace) -> Interval | None:
         return Interval.from_args(args.start, args.end, args.interval)
     except ValueError as exc:
         print(f"bad interval: {exc}", file=sys.stderr)
-        raise SystemExit(2) from exc
+        raise SystemExit(USAGE) from exc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.target == "main":  # live tables: the stream must not add to them meanwhile
         from streaming.standby import ActiveLock
 
-        lock = ActiveLock.for_job(settings, ["events"])
+        lock = ActiveLock.for_job(settings, [STREAM_QUERY])
         if not lock.try_acquire():
             raise NotReady("the stream is running: stop it (make stream-stop) before rebuilding --target main")
     spark = build_session("eo-rebuild", settings)

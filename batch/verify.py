@@ -24,12 +24,12 @@ from batch.intervals import Interval, as_text, compact, human, parse_many, predi
 from batch.rebuild import RANGE_COLUMN, add_interval_args, classify_log
 from jobs import lake, storage
 from jobs.cli import EXIT_CODES, USAGE, Progress, guarded
-from jobs.config import REPO_ROOT, Settings, load_settings
+from jobs.config import Settings, load_settings
 from jobs.quality import expectations as expect
 from jobs.quality.diff import diff_counts, table_diff, value_columns
 from jobs.quality.evidence import Evidence
 from jobs.quality.reconcile import account_for_acks, read_acks
-from jobs.quality.site import data_docs_root, localize
+from jobs.quality.site import data_docs_root, gx_project, localize
 from jobs.quality.verdicts import docs_link, run_verdict_path, write_verdict
 from jobs.spark import build_session
 from jobs.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
@@ -94,17 +94,22 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
         "duplicates_removed": duplicates,
     }
     row["poison"] = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).count()  # part of quarantine
+    # Without the producers' ack logs, what bronze holds is what was accepted: the counts still
+    # reconcile, but nothing proves that an acknowledged record reached bronze, and the verdict says so.
     row["accepted"] = acked if acked is not None else row["bronze"]
     row["accounted"] = row["silver"] + row["quarantine"] + duplicates
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
     result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts"))
-    if acks is not None:
+    if acks is None:
+        result["no_loss"] = f"not checked: no producer ack logs under {settings.acks_root}"
+    else:
         found = account_for_acks(acks, classified, silver, quarantine).persist()
         result["lost"] = found.where(F.col("status") == "lost").count()
         no_loss = evidence.check(
             "no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"], asset="acknowledged records"
         )
         result["passed"] = result["passed"] and no_loss
+        result["no_loss"] = "passed" if no_loss else "FAILED"
         found.unpersist()
     classified.unpersist()
     return result
@@ -149,11 +154,6 @@ def verify(
     return verdict
 
 
-def gx_project(settings: Settings) -> Path:
-    """GX keeps its project on the local disk; on an object store the Data Docs are copied up."""
-    return Path(settings.reports_root) / "gx" if not settings.remote else REPO_ROOT / "data" / "gx"
-
-
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
     site = Path(evidence.publish().removeprefix("file://")).parent
     if not localize(site):
@@ -172,12 +172,15 @@ def describe(verdict: dict) -> str:
         if t.get("sample"):
             lines.append(f"    differing keys, e.g. {t['sample'][:3]}")
     r = verdict["reconciliation"]
+    accepted = "acknowledged" if r["acked"] is not None else "in bronze"
     lines.append(
-        f"  accepted {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
+        f"  accepted ({accepted}) {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
         f"(poison {r.get('poison', 0)}) + "
         f"duplicates removed {r['duplicates_removed']} ({r['accounted']})"
         f"{'; lost ' + str(r['lost']) if 'lost' in r else ''}{'' if r['passed'] else '  <- FAILED'}"
     )
+    if "no_loss" in r:
+        lines.append(f"  loss against the producers' acks: {r['no_loss']}")
     failed = [e for e in verdict["expectations"] if not e["success"]]
     for e in failed[:10]:
         lines.append(

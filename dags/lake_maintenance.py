@@ -27,7 +27,9 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubm
     doc_md=__doc__,
     params={
         "retention_hours": Param(168, type="integer", minimum=0, description="VACUUM retention"),
-        "report_keep_days": Param(30, type="integer", minimum=1, description="keep reports this long"),
+        "report_keep_days": Param(
+            None, type=["null", "integer"], minimum=1, description="days to keep reports; empty: conf/platform.toml's"
+        ),
     },
 )
 def lake_maintenance():
@@ -56,12 +58,12 @@ def lake_maintenance():
     @task
     def cleanup_reports(params=None) -> int:
         from jobs.config import load_settings
-        from jobs.maintenance import old_reports
+        from jobs.maintenance import delete_old_reports
 
-        stale = old_reports(load_settings(), params["report_keep_days"])
-        for path in stale:
-            path.unlink()
-        print(f"deleted {len(stale)} reports older than {params['report_keep_days']} days")
+        settings = load_settings()
+        days = params["report_keep_days"] or settings.maintenance["report_keep_days"]
+        stale = delete_old_reports(settings, days)
+        print(f"deleted {len(stale)} reports older than {days} days")
         return len(stale)
 
     check_retention() >> optimize >> vacuum

@@ -64,7 +64,9 @@ def stream_supervisor():
     def check_lag(report: dict, params=None) -> int:
         from airflow.sdk.exceptions import AirflowFailException
 
-        stream = report["queries"]["events"]
+        from jobs.config import STREAM_QUERY
+
+        stream = report["queries"][STREAM_QUERY]
         if stream["lag"] > params["max_lag_records"]:
             raise AirflowFailException(
                 f"the stream is {stream['lag']} records behind Kafka (limit {params['max_lag_records']}); "

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 
-FAILED, USAGE, NOT_READY = 1, 2, 3
+OK, FAILED, USAGE, NOT_READY = 0, 1, 2, 3
 EXIT_CODES = (
     "exit codes: 0 done, 1 the work found a problem (verification failed, records not acknowledged), "
     "2 bad arguments, 3 not ready (a service down, a table or jar missing)"

@@ -23,6 +23,8 @@ def _home() -> Path:
 
 REPO_ROOT = _home()
 NAMESPACES = ("main", "rebuild")
+# The streaming query: its checkpoint, its lease and its commits' app id are named after it.
+STREAM_QUERY = "events"
 
 
 class ConfigError(ValueError):
@@ -61,6 +63,12 @@ class Settings:
     def remote(self) -> bool:
         """Tables on object storage (s3a://) rather than the local disk."""
         return "://" in self.lake_root
+
+    @property
+    def reports_remote(self) -> bool:
+        """Verdicts and Data Docs in a bucket; they stay on the local disk in local-s3, where the
+        lake is remote but Airflow serves the Data Docs."""
+        return "://" in self.reports_root
 
     def table_path(self, name: str, namespace: str = "main") -> str:
         if name not in self.tables:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from jobs.config import Settings
+from jobs import storage
+from jobs.config import STREAM_QUERY, Settings
 from jobs.monitoring import read_checkpoint
+from jobs.quality.site import gx_project
+from jobs.quality.verdicts import verify_folder
 from jobs.storage import files
 from jobs.tables import SEED
 
@@ -32,7 +34,7 @@ class RetentionPolicy:
 
 def delta_readers(settings: Settings) -> list[tuple[str, str]]:
     """The streams that read lake tables, as (checkpoint, table)."""
-    return [(settings.checkpoint_path("events"), SEED.name)]
+    return [(settings.checkpoint_path(STREAM_QUERY), SEED.name)]
 
 
 def oldest_unread_commit_age_hours(settings: Settings, checkpoint: str, table: str) -> float:
@@ -78,13 +80,22 @@ def check_retention(settings: Settings, hours: float) -> RetentionPolicy:
     return policy
 
 
-def old_reports(settings: Settings, keep_days: float, now: float | None = None) -> list[Path]:
-    """Verification reports older than keep_days; latest.json always stays."""
-    cutoff = (now or time.time()) - keep_days * 86400
-    root = Path(settings.reports_root)
+def old_reports(settings: Settings, keep_days: float | None = None, now: float | None = None) -> list[str]:
+    """Verification reports older than keep_days (default: the config's report_keep_days), on the
+    local disk or in the bucket, and GX's own results in its local project; latest.json stays."""
+    days = settings.maintenance["report_keep_days"] if keep_days is None else keep_days
+    cutoff = (now or time.time()) - days * 86400
+    verdicts = verify_folder(settings)
     candidates = [
-        *(root / "verify").glob("*.json"),
-        *(root / "verify" / "runs").glob("*.json"),
-        *(root / "gx" / "gx" / "uncommitted" / "validations").rglob("*.json"),
+        *storage.files_under(settings, verdicts, ".json"),
+        *storage.files_under(settings, f"{verdicts}/runs", ".json"),
+        *(str(p) for p in (gx_project(settings) / "gx" / "uncommitted" / "validations").rglob("*.json")),
     ]
-    return sorted(p for p in candidates if p.name != "latest.json" and p.stat().st_mtime < cutoff)
+    return sorted(u for u in candidates if not u.endswith("/latest.json") and storage.modified(settings, u) < cutoff)
+
+
+def delete_old_reports(settings: Settings, keep_days: float | None = None) -> list[str]:
+    stale = old_reports(settings, keep_days)
+    for uri in stale:
+        storage.delete_file(settings, uri)
+    return stale

@@ -11,7 +11,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 
-from jobs.config import Settings
+from jobs.config import STREAM_QUERY, Settings
 from jobs.storage import Files, LocalFiles, files
 
 
@@ -64,7 +64,7 @@ def kafka_offsets(state: CheckpointState, topic: str) -> dict:
     return next((source[topic] for source in state.source_offsets if topic in source), {})
 
 
-def stream_health(settings: Settings, end_offsets: dict[int, int], query: str = "events") -> QueryHealth:
+def stream_health(settings: Settings, end_offsets: dict[int, int], query: str = STREAM_QUERY) -> QueryHealth:
     state = read_checkpoint(settings.checkpoint_path(query), files(settings))
     done = kafka_offsets(state, settings.topic)
     by_partition = {str(p): max(0, end - int(done.get(str(p), 0))) for p, end in sorted(end_offsets.items())}

@@ -182,6 +182,10 @@ def exists(settings: Settings, uri: str) -> bool:
     return _files_of(settings, uri).exists(uri)
 
 
+def modified(settings: Settings, uri: str) -> float:
+    return _files_of(settings, uri).modified(uri)
+
+
 def delete_file(settings: Settings, uri: str) -> None:
     _files_of(settings, uri).delete_file(uri)
 

@@ -13,7 +13,10 @@ import zipfile
 from pathlib import Path
 
 from jobs.config import REPO_ROOT, Settings
-from jobs.spark import DRIVER_JAVA_OPTIONS, jar_paths
+from jobs.spark import BASE_CONF, jar_paths
+
+# Read by the driver's JVM at launch, so spark-submit must pass them: a session's conf is too late.
+LAUNCH_KEYS = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.host", "spark.driver.bindAddress")
 
 PACKAGES = ("jobs", "streaming", "batch")
 PYFILES_ZIP = REPO_ROOT / ".cache" / "pyfiles" / "eo-jobs.zip"
@@ -43,11 +46,7 @@ def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict
     """The --conf settings every job gets (the Airflow operator uses the same)."""
     return {
         "spark.jars": ",".join(jar_paths(settings.remote)),
-        "spark.driver.memory": "4g",
-        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
-        # Every server this project starts listens on loopback only.
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
+        **{key: BASE_CONF[key] for key in LAUNCH_KEYS},
         **(extra or {}),
     }
 

@@ -12,6 +12,7 @@ from jobs.config import Settings
 
 EVENT_TYPES = ("impression", "click", "purchase")
 SESSION_GAP_MINUTES = 30
+METRIC_WINDOW = "minute"  # campaign_minute_metrics counts events per event-time minute
 
 # Source coordinates: where a record sat in Kafka. Bronze, silver and quarantine all carry them.
 SOURCE_COLUMNS = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP"

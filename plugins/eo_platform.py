@@ -55,7 +55,7 @@ def data_docs_app():
 
     settings = load_settings()
     app = FastAPI(title="Data Docs")
-    if not settings.remote:
+    if not settings.reports_remote:
         app.mount("/", StaticFiles(directory=data_docs_root(settings), html=True, check_dir=False))
     return app
 

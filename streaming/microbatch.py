@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -98,9 +99,9 @@ class MicroBatch:
     """The foreachBatch function of the streaming query."""
 
     settings: Settings
-    fence: Fence | None = None
+    fence: Fence  # this instance's epoch: every commit carries it, and a newer one stops this
+    app_id: str  # the checkpoint's identity (streaming/checkpoint.py): a replay's commits are skipped
     sinks: list[PostgresSink] = field(default_factory=list)
-    app_id: str = "events"
     log_progress: bool = True
     # The records of a micro-batch, read again from the source (a batch's own frame cannot be
     # read without its reading): what a poison isolation bisects.
@@ -112,12 +113,11 @@ class MicroBatch:
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
-        epoch = self.fence.epoch if self.fence else 0
+        epoch = self.fence.epoch
         return Txn(self.app_id, epoch, batch_id + 1)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        if self.fence:
-            self.fence.check()
+        self.fence.check()
         timer = StepTimer()
         try:
             rows = batch.toArrow()  # the whole micro-batch in one Spark job: reading, engine state
@@ -180,7 +180,7 @@ class MicroBatch:
         """The reading of some records (one Spark job), with nothing written."""
         classify_records(rows.sparkSession, self.settings, rows).write.format("noop").mode("overwrite").save()
 
-    def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> None:
+    def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> NoReturn:
         """Find the records that make the reading fail, record them, and have the query restart."""
         print(
             f"[events] batch {batch_id} failed ({poison.error_class(error)}); "

@@ -21,13 +21,14 @@ import sys
 
 from batch.rebuild import rebuild
 from jobs import lake
-from jobs.config import Settings
+from jobs.cli import NOT_READY
+from jobs.config import STREAM_QUERY, Settings
 from jobs.sinks import postgres
 from jobs.spark import build_session, close_state_stores
 from jobs.tables import SEED, SILVER
 from streaming.standby import ActiveLock
 
-QUERY = "events"
+QUERY = STREAM_QUERY
 
 
 def write_seed(spark, settings: Settings) -> int:
@@ -41,7 +42,7 @@ def reset(settings: Settings) -> int:
     lock = ActiveLock.for_job(settings, [QUERY])
     if not lock.try_acquire():
         print("the stream is running: stop it first (make stream-stop), then reset", file=sys.stderr)
-        return 3
+        return NOT_READY
     spark = build_session("eo-streaming-reset", settings)
     # A query this process ran and stopped still has its state stores open, and their maintenance
     # uploads a pending snapshot into the checkpoint's path: after the move, into the new one.

@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from jobs import commits, lake, storage
 from jobs.cli import EXIT_CODES, NotReady, guarded
-from jobs.config import Settings, load_settings
+from jobs.config import STREAM_QUERY, Settings, load_settings
 from jobs.fencing import EXIT_FENCED, Fence, lease_for
 from jobs.kafka_admin import end_offsets, topic_partitions
 from jobs.reference import ensure_reference
@@ -34,7 +34,7 @@ from streaming.microbatch import WRITES, MicroBatch, PoisonIsolated
 from streaming.plan import Source, events_plan, kafka_records, kafka_records_between
 from streaming.standby import ActiveLock, wait_for_turn
 
-QUERY = "events"
+QUERY = STREAM_QUERY
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
         start, end = checkpoint.kafka_range(settings, QUERY, batch_id)
         return kafka_records_between(spark, settings, start, end)
 
-    batch = MicroBatch(settings, fence, sinks, app_id=app_id, records_of=records_of)
+    batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
     try:
         if new and not lake.read(spark, settings, SEED).isEmpty():
             read_seed(spark, settings, batch, source)

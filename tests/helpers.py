@@ -62,16 +62,24 @@ def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> 
         bronze_frame(spark, rows).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
 
 
+def micro_batch(settings: Settings, **options):
+    """The streaming job's foreachBatch with an epoch of its own, from the environment's lease."""
+    from jobs.fencing import Fence, lease_for
+    from streaming.microbatch import MicroBatch
+    from streaming.run import QUERY
+
+    return MicroBatch(settings, Fence.start(lease_for(settings, None), QUERY), QUERY, **options)
+
+
 def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
     """Run the real streaming query over bronze-shaped rows, one micro-batch per list, as Kafka
     would deliver them: the same plan and foreachBatch as `streaming run`, with a Delta table of
     the records standing in for the topic. A poison isolation restarts the query, as the job does."""
-    from streaming.microbatch import MicroBatch
     from streaming.plan import events_plan
     from streaming.run import QUERY
 
     source = f"{settings.checkpoint_root}/_test_records"
-    batch = batch or MicroBatch(settings, log_progress=False)
+    batch = batch or micro_batch(settings, log_progress=False)
     for rows in batches:
         # Bisecting a batch reads its records again: these are the ones.
         batch.records_of = lambda _batch_id, rows=rows: bronze_frame(spark, rows)

@@ -129,6 +129,12 @@ def remote_links(site: Path) -> list[str]:
     return sorted(found)
 
 
+def gx_project(settings) -> Path:
+    """GX keeps its project on the local disk: under the reports when they are local, else beside
+    the repository (verify copies the Data Docs up to the bucket)."""
+    return REPO_ROOT / "data" / "gx" if settings.reports_remote else Path(settings.reports_root) / "gx"
+
+
 def data_docs_root(settings) -> str:
     """Where the Data Docs are published: <reports_root>/data-docs (a folder or a bucket prefix)."""
     return f"{settings.reports_root.rstrip('/')}/data-docs"

@@ -3,7 +3,7 @@
 One definition, two executions (DESIGN.md): `minute_metrics` computes the metrics of a set of
 events, on Arrow columns. The batch rebuild applies it to all of silver, a group of keys at a
 time (`campaign_minute_metrics`, with Spark's applyInArrow); the stream applies it to each
-micro-batch's new events and adds the result to gold (streaming/batch.py).
+micro-batch's new events and adds the result to gold (streaming/microbatch.py).
 
 Distinct users add up across micro-batches because the stream passes `minute_metrics` only the
 (campaign, type, minute, user) tuples its engine state has never seen (streaming/plan.py); the
@@ -17,22 +17,22 @@ import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from jobs.tables import CAMPAIGN_MINUTE_METRICS
+from jobs.tables import CAMPAIGN_MINUTE_METRICS, METRIC_WINDOW
 
-METRIC_KEY = ["campaign_id", "event_type", "window_start"]
+METRIC_KEY = list(CAMPAIGN_MINUTE_METRICS.key)
 REVENUE = pa.decimal128(18, 2)
 GROUPS = 16  # key groups per batch rebuild: each one a call of minute_metrics
 
 
 def window_start(event_time: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """The event-time minute an event counts in (UTC)."""
-    return pc.floor_temporal(event_time, unit="minute")
+    return pc.floor_temporal(event_time, unit=METRIC_WINDOW)
 
 
 def window_start_column(event_time: str = "event_time") -> Column:
     """The same minute as a Spark column, for keys the engine computes (tests/unit/test_metrics.py
     checks the two agree)."""
-    return F.date_trunc("minute", F.col(event_time))
+    return F.date_trunc(METRIC_WINDOW, F.col(event_time))
 
 
 def purchase_revenue(events: pa.Table) -> pa.ChunkedArray:

@@ -6,10 +6,9 @@ import pytest
 from jobs.kafka_admin import topic_partitions
 from jobs.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from producer.generator import Rates
-from streaming.microbatch import MicroBatch
 from streaming.plan import Source
 from streaming.run import Knobs, bootstrap_offsets, prepare, run, start_query
-from tests.helpers import sorted_rows
+from tests.helpers import micro_batch, sorted_rows
 from tests.integration.producing import produce
 
 pytestmark = pytest.mark.integration
@@ -19,7 +18,7 @@ def stream_continuously(spark, settings, trigger_seconds: float) -> None:
     """Processing-time trigger, no size limit; stopped once everything available is done."""
     prepare(spark, settings)
     source = Source(starting_offsets=bootstrap_offsets(spark, settings, topic_partitions(settings)))
-    query = start_query(spark, settings, Knobs(trigger_seconds=trigger_seconds), MicroBatch(settings), source)
+    query = start_query(spark, settings, Knobs(trigger_seconds=trigger_seconds), micro_batch(settings), source)
     try:
         query.processAllAvailable()
     finally:

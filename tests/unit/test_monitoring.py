@@ -7,11 +7,17 @@ import time
 import pytest
 
 from jobs import storage
-from jobs.maintenance import UnsafeRetention, check_retention, old_reports, retention_policy
+from jobs.maintenance import UnsafeRetention, check_retention, delete_old_reports, old_reports, retention_policy
 from jobs.monitoring import read_checkpoint, stream_health
 from tests.conftest import lake_settings
 
 pytestmark = pytest.mark.unit
+
+
+def fake_aws_credentials(monkeypatch) -> None:
+    credentials = {"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x", "AWS_DEFAULT_REGION": "us-east-1"}
+    for key, value in credentials.items():
+        monkeypatch.setenv(key, value)
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -24,12 +30,7 @@ def lake(request, tmp_path, monkeypatch):
     import boto3
     from moto import mock_aws
 
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "x",
-        "AWS_SECRET_ACCESS_KEY": "x",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
+    fake_aws_credentials(monkeypatch)
     with mock_aws():
         boto3.client("s3").create_bucket(Bucket="lake")
         remote = settings.with_overrides(lake_root="s3a://lake/lake", checkpoint_root="s3a://lake/checkpoints")
@@ -89,19 +90,48 @@ def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_what_a_reader_
 def test_old_reports_go_but_latest_stays(tmp_path):
     settings = lake_settings(tmp_path)
     verify = tmp_path / "reports" / "verify"
-    (verify / "runs").mkdir(parents=True)
-    old, new, latest, run = (
+    validations = tmp_path / "reports" / "gx" / "gx" / "uncommitted" / "validations" / "suite" / "run"
+    for folder in (verify / "runs", validations):
+        folder.mkdir(parents=True)
+    old, new, latest, run, validation = (
         verify / "old.json",
         verify / "new.json",
         verify / "latest.json",
         verify / "runs" / "r.json",
+        validations / "v.json",
     )
-    for path in (old, new, latest, run):
+    for path in (old, new, latest, run, validation):
         path.write_text("{}")
     month_ago = time.time() - 40 * 86400
-    for path in (old, latest, run):
+    for path in (old, latest, run, validation):
         os.utime(path, (month_ago, month_ago))
-    assert old_reports(settings, keep_days=30) == sorted([old, run])
+    assert old_reports(settings, keep_days=30) == sorted(str(p) for p in (old, run, validation))
+    assert settings.maintenance["report_keep_days"] == 30  # the default comes from the config
+    assert old_reports(settings) == old_reports(settings, keep_days=30)
+
+
+def test_old_reports_in_a_bucket_are_found_and_deleted_there(tmp_path, monkeypatch):
+    import boto3
+    from moto import mock_aws
+
+    fake_aws_credentials(monkeypatch)
+    with mock_aws():
+        boto3.client("s3").create_bucket(Bucket="lake")
+        settings = lake_settings(tmp_path).with_overrides(
+            lake_root="s3a://lake/lake", reports_root="s3a://lake/reports"
+        )
+        names = ("verify/old.json", "verify/latest.json", "verify/runs/r.json")
+        for name in names:
+            storage.write_text(settings, f"s3a://lake/reports/{name}", "{}")
+        in_40_days = time.time() + 40 * 86400  # moto dates every object now
+        expected = ["s3a://lake/reports/verify/old.json", "s3a://lake/reports/verify/runs/r.json"]
+        assert old_reports(settings, keep_days=30, now=in_40_days) == expected
+        assert old_reports(settings, keep_days=30) == []
+        monkeypatch.setattr(time, "time", lambda: in_40_days)
+        assert delete_old_reports(settings, keep_days=30) == expected
+        assert storage.files_under(settings, "s3a://lake/reports/verify", ".json") == [
+            "s3a://lake/reports/verify/latest.json"
+        ]
 
 
 def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):

@@ -88,10 +88,10 @@ def test_poison_records_are_quarantined_and_the_rest_lands(spark, lake, monkeypa
     monkeypatch.setenv("EO_FAULT_POISON", MARKER)
     rows = lake_with_poison(spark, lake)
     lease = FileLease(str(lake.checkpoint_root))
-    stream(spark, lake, [rows], MicroBatch(lake, Fence.start(lease, QUERY)))
+    stream(spark, lake, [rows], MicroBatch(lake, Fence.start(lease, QUERY), QUERY))
     # A crash before the checkpoint's commit: a new instance replays the batch. Nothing twice.
     forget_last_commit(lake)
-    stream(spark, lake, [[]], MicroBatch(lake, Fence.start(lease, QUERY)))
+    stream(spark, lake, [[]], MicroBatch(lake, Fence.start(lease, QUERY), QUERY))
 
     quarantined = sorted_rows(spark, lake, QUARANTINE)
     assert [r.reason for r in quarantined] == ["poison:USER_RAISED_EXCEPTION"] * 2
