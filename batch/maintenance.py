@@ -19,15 +19,12 @@ from jobs.maintenance import UnsafeRetention, check_retention
 from jobs.spark import build_session
 from jobs.tables import ALL
 
-# Compaction order for the columns that the stream and the rebuild filter on.
-ZORDER = {"silver": ["event_time"], "campaign_minute_metrics": ["window_start"], "user_sessions": ["session_end"]}
-
 
 def optimize(spark, settings: Settings) -> None:
-    for name in ALL:
+    for name, table in ALL.items():
         started = time.monotonic()
         path = settings.table_path(name)
-        zorder = f" ZORDER BY ({', '.join(ZORDER[name])})" if name in ZORDER else ""
+        zorder = f" ZORDER BY ({', '.join(table.zorder)})" if table.zorder else ""
         metrics = spark.sql(f"OPTIMIZE delta.`{path}`{zorder}").first().metrics
         print(
             f"[optimize] {name}: {metrics.numFilesRemoved} files -> {metrics.numFilesAdded} "

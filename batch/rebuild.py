@@ -27,6 +27,7 @@ from jobs.tables import (
     ALL,
     BRONZE,
     CAMPAIGN_MINUTE_METRICS,
+    GOLD,
     METRIC_WINDOW,
     QUARANTINE,
     SILVER,
@@ -61,13 +62,10 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
     return {CAMPAIGN_MINUTE_METRICS.name: metrics, USER_SESSIONS.name: sessions}
 
 
-RANGE_COLUMN = {CAMPAIGN_MINUTE_METRICS.name: "window_start", USER_SESSIONS.name: "session_start"}
-
-
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
-    progress = Progress("rebuild", len(RANGE_COLUMN) + (2 if interval is None else 0))  # gold, + silver, quarantine
+    progress = Progress("rebuild", len(GOLD) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
-    ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *RANGE_COLUMN])
+    ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *(t.name for t in GOLD)])
     # Read twice (quarantine, silver) and not cached: the strict reading costs less than caching
     # every record (a rebuild of 10M records spilled its cache to disk).
     classified = classify_log(spark, settings)
@@ -85,7 +83,7 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     if interval is not None:
         stats["interval"] = [interval.start.isoformat(), interval.end.isoformat()]
     for name, rows in gold_tables(silver, interval).items():
-        where = interval.predicate(RANGE_COLUMN[name]) if interval else None
+        where = interval.predicate(ALL[name].range_column) if interval else None
         progress.step(name)
         lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()

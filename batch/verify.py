@@ -21,7 +21,7 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from batch.intervals import Interval, as_text, compact, human, parse_many, predicate
-from batch.rebuild import RANGE_COLUMN, add_interval_args, classify_log
+from batch.rebuild import add_interval_args, classify_log
 from jobs import lake, storage
 from jobs.cli import EXIT_CODES, USAGE, Progress, guarded
 from jobs.config import Settings, load_settings
@@ -124,7 +124,7 @@ def verify(
 ) -> dict:
     """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all).
     `run_name` (the Airflow run id) names the validations in the Data Docs."""
-    checks = [(table, predicate(intervals, RANGE_COLUMN[table.name]) if intervals else None) for table in GOLD]
+    checks = [(table, predicate(intervals, table.range_column) if intervals else None) for table in GOLD]
     if intervals is None:
         checks += [(SILVER, None), (QUARANTINE, None)]
     progress = Progress("verify", len(checks) + 1)  # each table, then the reconciliation

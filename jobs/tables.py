@@ -39,6 +39,10 @@ class TableDef:
     key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
     properties: dict[str, str] = field(default_factory=dict)
+    # The event-time column an interval rebuild replaces and verification compares by (gold only).
+    range_column: str | None = None
+    # Compaction order (OPTIMIZE ... ZORDER BY): the columns the stream and the rebuild filter on.
+    zorder: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -66,6 +70,7 @@ SILVER = TableDef(
     partition_by=("event_date",),
     # Only appended: a row, once in, never changes.
     properties={"delta.appendOnly": "true"},
+    zorder=("event_time",),
 )
 
 QUARANTINE = TableDef(
@@ -106,6 +111,8 @@ CAMPAIGN_MINUTE_METRICS = TableDef(
     ),
     key=("campaign_id", "event_type", "window_start"),
     partition_by=("window_date",),
+    range_column="window_start",
+    zorder=("window_start",),
 )
 
 USER_SESSIONS = TableDef(
@@ -116,6 +123,8 @@ USER_SESSIONS = TableDef(
     ),
     key=("user_id", "session_start"),
     partition_by=("session_date",),
+    range_column="session_start",  # a session is rebuilt whole, in the interval it starts in
+    zorder=("session_end",),
 )
 
 ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, SEED, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}

@@ -1,4 +1,4 @@
-"""Table creation is safe to race: two jobs creating the same table at once both end with it."""
+"""Table definitions: creation is safe to race, and the columns a table names are its own."""
 
 import threading
 
@@ -31,3 +31,22 @@ def test_concurrent_creates_of_one_table_both_succeed(spark, lake):
     path = lake.table_path(CAMPAIGN_MINUTE_METRICS.name, "rebuild")
     created = spark.read.format("delta").load(path)
     assert created.schema == StructType.fromDDL(CAMPAIGN_MINUTE_METRICS.ddl) and created.count() == 0
+
+
+def test_each_tables_range_and_compaction_columns_are_its_own():
+    from jobs.tables import ALL, GOLD
+
+    assert all(t.range_column for t in GOLD), "an interval rebuild replaces gold by its range column"
+    for table in ALL.values():
+        named = ([table.range_column] if table.range_column else []) + list(table.zorder)
+        assert set(named) <= set(table.columns), table.name
+
+
+def test_optimize_compacts_every_table_by_its_own_columns(spark, lake, capsys):
+    from batch.maintenance import optimize
+    from jobs.tables import ALL, ensure_tables
+
+    ensure_tables(spark, lake)
+    optimize(spark, lake)
+    printed = capsys.readouterr().out
+    assert all(f"[optimize] {name}:" in printed for name in ALL), printed
