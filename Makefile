@@ -117,14 +117,14 @@ kafka-start: setup ## start the local broker (KRaft, port from conf or EO_KAFKA_
 	$(PYTHON) -m infra.kafka start
 kafka-stop: venv ## stop the local broker
 	$(PYTHON) -m infra.kafka stop
-kafka-status: venv ## is the broker up (STATUS_ARGS=--json for JSON)
+kafka-status: venv ## is the broker up (STATUS_ARGS=--json for JSON, --check: exit 3 when down)
 	$(PYTHON) -m infra.kafka status $(STATUS_ARGS)
 
 airflow: setup ## start Airflow (UI, scheduler, DAG processor, triggerer) and print the login
 	$(PYTHON) -m infra.airflow start
 airflow-stop: venv ## stop Airflow
 	$(PYTHON) -m infra.airflow stop
-airflow-status: venv ## is Airflow up, component by component (STATUS_ARGS=--json)
+airflow-status: venv ## is Airflow up, component by component (STATUS_ARGS=--json, --check: exit 3 when down)
 	$(PYTHON) -m infra.airflow status $(STATUS_ARGS)
 
 stream-start: setup ## run the streaming job continuously in the background (needs Kafka)
@@ -133,11 +133,11 @@ stream-standby: setup ## a warm standby driver that takes over within seconds if
 	$(PYTHON) -m infra.streaming standby
 stream-stop: venv ## stop the streaming job (and its standby)
 	$(PYTHON) -m infra.streaming stop
-stream-status: venv ## is it running; lag per partition; time since the last commit (STATUS_ARGS=--json)
+stream-status: venv ## is it running; lag per partition; time since the last commit (STATUS_ARGS=--json, --check)
 	$(PYTHON) -m infra.streaming status $(STATUS_ARGS)
 
 quarantine: setup ## list, export or re-send quarantined records: make quarantine QUARANTINE_ARGS="list --reason 'bad_value:*'"
-	$(PYTHON) -m batch.quarantine $(QUARANTINE_ARGS)
+	$(PYTHON) -m ops.quarantine $(QUARANTINE_ARGS)
 
 clean: ## remove generated data and reports (keeps the venv and jars)
 	rm -rf data reports spark-warehouse

@@ -3,7 +3,7 @@
     python -m batch.maintenance --optimize
     python -m batch.maintenance --vacuum --retention-hours 168
 
-VACUUM refuses a retention shorter than the streams may need (see jobs/maintenance.py) and
+VACUUM refuses a retention shorter than the streams may need (see eo/runtime/maintenance.py) and
 exits 2 with the reason.
 """
 
@@ -13,11 +13,11 @@ import argparse
 import sys
 import time
 
-from jobs.cli import EXIT_CODES, USAGE, guarded
-from jobs.config import Settings, load_settings
-from jobs.maintenance import UnsafeRetention, check_retention
-from jobs.spark import build_session
-from jobs.tables import ALL
+from eo.core.tables import ALL
+from eo.runtime.cli import EXIT_CODES, USAGE, guarded
+from eo.runtime.config import Settings, load_settings
+from eo.runtime.maintenance import UnsafeRetention, check_retention
+from eo.runtime.spark import build_session
 
 
 def optimize(spark, settings: Settings) -> None:

@@ -11,33 +11,23 @@ separate `_rebuild/` namespace that verification compares with; `main` replaces 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from batch.intervals import Interval
-from jobs import lake
-from jobs.cli import EXIT_CODES, USAGE, NotReady, Progress, guarded
-from jobs.config import STREAM_QUERY, Settings, load_settings
-from jobs.reading import classify_records, recorded_poison
-from jobs.reference import ensure_reference
-from jobs.spark import build_session
-from jobs.tables import (
-    ALL,
-    BRONZE,
-    CAMPAIGN_MINUTE_METRICS,
-    GOLD,
-    METRIC_WINDOW,
-    QUARANTINE,
-    SILVER,
-    USER_SESSIONS,
-    ensure_tables,
-)
-from jobs.transforms.dedup import first_copies
-from jobs.transforms.metrics import campaign_minute_metrics
-from jobs.transforms.parse import quarantine_rows, valid_events
-from jobs.transforms.sessions import GAP, user_sessions
+from batch.interval_args import add_interval_args, intervals_from
+from eo.core.intervals import Interval
+from eo.core.tables import ALL, BRONZE, CAMPAIGN_MINUTE_METRICS, GOLD, METRIC_WINDOW, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.transforms.dedup import first_copies
+from eo.core.transforms.metrics import campaign_minute_metrics
+from eo.core.transforms.parse import quarantine_rows, valid_events
+from eo.core.transforms.sessions import GAP, user_sessions
+from eo.runtime import lake
+from eo.runtime.cli import EXIT_CODES, NotReady, Progress, guarded
+from eo.runtime.config import STREAM_QUERY, Settings, load_settings
+from eo.runtime.lake import ensure_reference, ensure_tables
+from eo.runtime.reading import classify_records, recorded_poison
+from eo.runtime.spark import build_session
 
 
 def classify_log(spark, settings: Settings) -> DataFrame:
@@ -93,22 +83,6 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     return stats
 
 
-def add_interval_args(parser: argparse.ArgumentParser, many: bool = False) -> None:
-    parser.add_argument("--start", help="interval start (ISO 8601, UTC), with --end")
-    parser.add_argument("--end", help="interval end, exclusive")
-    several = ", or several: START/END,START/END" if many else ""
-    parser.add_argument("--interval", help=f"START/END in one argument{several}, or 'all' (what Airflow passes)")
-
-
-def interval_from(args: argparse.Namespace) -> Interval | None:
-    """The requested interval; exits with status 2 and a clear message when it is malformed."""
-    try:
-        return Interval.from_args(args.start, args.end, args.interval)
-    except ValueError as exc:
-        print(f"bad interval: {exc}", file=sys.stderr)
-        raise SystemExit(USAGE) from exc
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m batch.rebuild", description=__doc__.split("\n")[0], epilog=EXIT_CODES
@@ -116,11 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     add_interval_args(parser)
     parser.add_argument("--target", choices=["rebuild", "main"], default="rebuild")
     args = parser.parse_args(argv)
-    interval = interval_from(args)
+    interval = (intervals_from(args) or [None])[0]
     settings = load_settings()
     lock = None
     if args.target == "main":  # live tables: the stream must not add to them meanwhile
-        from streaming.standby import ActiveLock
+        from eo.runtime.active import ActiveLock
 
         lock = ActiveLock.for_job(settings, [STREAM_QUERY])
         if not lock.try_acquire():

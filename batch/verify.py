@@ -15,25 +15,27 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from batch.intervals import Interval, as_text, compact, human, parse_many, predicate
-from batch.rebuild import add_interval_args, classify_log
-from jobs import lake, storage
-from jobs.cli import EXIT_CODES, USAGE, Progress, guarded
-from jobs.config import Settings, load_settings
-from jobs.quality import expectations as expect
-from jobs.quality.diff import diff_counts, table_diff, value_columns
-from jobs.quality.evidence import Evidence
-from jobs.quality.reconcile import account_for_acks, read_acks
-from jobs.quality.site import data_docs_root, gx_project, localize
-from jobs.quality.verdicts import docs_link, run_verdict_path, write_verdict
-from jobs.spark import build_session
-from jobs.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
-from jobs.transforms.parse import valid_events
+from batch.interval_args import add_interval_args, intervals_from
+from batch.rebuild import classify_log
+from eo.core.intervals import Interval, as_text, compact, human, predicate
+from eo.core.quality import expectations as expect
+from eo.core.quality.diff import diff_counts, table_diff, value_columns
+from eo.core.quality.reconcile import account_for_acks, read_acks
+from eo.core.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
+from eo.core.transforms.parse import valid_events
+from eo.runtime import lake
+from eo.runtime.cli import EXIT_CODES, Progress, guarded
+from eo.runtime.config import Settings, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.quality.evidence import Evidence
+from eo.runtime.quality.site import data_docs_root, gx_project, localize
+from eo.runtime.quality.verdicts import docs_link, run_verdict_path, write_verdict
+from eo.runtime.spark import build_session
+from eo.runtime.storage import files_under
 
 SAMPLE_KEYS = 10
 
@@ -84,7 +86,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     valid = valid_events(classified).select(*SILVER.key).persist()
     duplicates = valid.count() - valid.distinct().count()
     valid.unpersist()
-    acks = read_acks(spark, storage.files_under(settings, settings.acks_root, ".csv"), settings.topic)
+    acks = read_acks(spark, files_under(environment(settings).ack_files, settings.acks_root, ".csv"), settings.topic)
     acked = acks.count() if acks is not None else None
     row = {
         "acked": acked,
@@ -158,7 +160,9 @@ def publish_docs(settings: Settings, evidence: Evidence) -> str:
     site = Path(evidence.publish().removeprefix("file://")).parent
     if not localize(site):
         print("[verify] the Data Docs need the network for their styles: run `make setup`", flush=True)
-    return storage.publish_site(settings, site, data_docs_root(settings))
+    uri = data_docs_root(settings)
+    environment(settings).report_files.put_tree(site, uri)
+    return f"{uri.rstrip('/')}/index.html"
 
 
 def describe(verdict: dict) -> str:
@@ -190,20 +194,6 @@ def describe(verdict: dict) -> str:
     return "\n".join(lines)
 
 
-def intervals_from(args: argparse.Namespace) -> list[Interval] | None:
-    """--interval START/END[,START/END...] or --start/--end; exits 2 with the reason when malformed."""
-    try:
-        if args.interval:
-            if args.start or args.end:
-                raise ValueError("give --interval or --start/--end, not both")
-            return parse_many(args.interval)
-        single = Interval.from_args(args.start, args.end, None)
-        return None if single is None else [single]
-    except ValueError as exc:
-        print(f"bad interval: {exc}", file=sys.stderr)
-        raise SystemExit(USAGE) from exc
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m batch.verify", description=__doc__.split("\n")[0], epilog=EXIT_CODES
@@ -217,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "without retrying a disagreement)",
     )
     args = parser.parse_args(argv)
-    intervals = intervals_from(args)
+    intervals = intervals_from(args, many=True)
     settings = load_settings()
     print(f"[verify] comparing {as_text(intervals)}", flush=True)
     spark = build_session("eo-verify", settings)

@@ -37,9 +37,9 @@ def lake_maintenance():
     def check_retention(params=None) -> float:
         from airflow.sdk.exceptions import AirflowFailException
 
-        from jobs.config import load_settings
-        from jobs.maintenance import UnsafeRetention
-        from jobs.maintenance import check_retention as check
+        from eo.runtime.config import load_settings
+        from eo.runtime.maintenance import UnsafeRetention
+        from eo.runtime.maintenance import check_retention as check
 
         try:
             return check(load_settings(), params["retention_hours"]).required_hours
@@ -57,8 +57,8 @@ def lake_maintenance():
 
     @task
     def cleanup_reports(params=None) -> int:
-        from jobs.config import load_settings
-        from jobs.maintenance import delete_old_reports
+        from eo.runtime.config import load_settings
+        from eo.runtime.maintenance import delete_old_reports
 
         settings = load_settings()
         days = params["report_keep_days"] or settings.maintenance["report_keep_days"]

@@ -57,7 +57,7 @@ def rebuild_derived():
         """The event-time interval this run rebuilds: the `day` param, or the data interval."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from batch.intervals import run_interval
+        from eo.core.intervals import run_interval
 
         if params.get("day") and dag_run.run_type == "backfill":
             raise AirflowFailException("a backfill rebuilds the days of its range: leave `day` empty")
@@ -75,8 +75,8 @@ def rebuild_derived():
     def announce_rebuilt(interval: str, params=None, outlet_events=None, run_id=None):
         """Tell verify_agreement which interval is ready to compare: in its ledger (which it
         always reads) and on the asset event (which starts it)."""
-        from jobs.config import load_settings
-        from jobs.quality.ledger import record_rebuilt
+        from eo.runtime.config import load_settings
+        from eo.runtime.quality.ledger import record_rebuilt
 
         if params["target"] != "rebuild":
             raise AirflowSkipException("live gold was replaced; nothing to compare against")

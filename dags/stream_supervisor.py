@@ -8,7 +8,7 @@ Every five minutes: are the streaming queries alive and fresh?
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
   `max_silence_minutes`, is restarted; it resumes from its checkpoints.
 
-The job is what the environment runs (`infra/stream_service.py`): a local spark-submit process
+The job is what the environment runs (`ops/stream_service.py`): a local spark-submit process
 (a warm standby may take over), or on AWS the EMR Serverless job run `eo-stream`; the checkpoint
 is read where it is (local disk or S3).
 - **check_lag**: fails loudly when lag exceeds `max_lag_records`.
@@ -41,9 +41,9 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS
 def stream_supervisor():
     @task
     def inspect() -> dict:
-        from infra.stream_service import stream_service
-        from jobs.config import load_settings
-        from jobs.monitoring import health
+        from eo.runtime.config import load_settings
+        from eo.runtime.monitoring import health
+        from ops.stream_service import stream_service
 
         settings = load_settings()
         report = {"running": stream_service(settings).running(), "queries": health(settings)}
@@ -53,8 +53,8 @@ def stream_supervisor():
 
     @task
     def restart_if_needed(report: dict, params=None) -> str:
-        from infra.stream_service import stream_service, supervise
-        from jobs.config import load_settings
+        from eo.runtime.config import load_settings
+        from ops.stream_service import stream_service, supervise
 
         outcome = supervise(stream_service(load_settings()), report, params["max_silence_minutes"], params["restart"])
         print(outcome)
@@ -64,7 +64,7 @@ def stream_supervisor():
     def check_lag(report: dict, params=None) -> int:
         from airflow.sdk.exceptions import AirflowFailException
 
-        from jobs.config import STREAM_QUERY
+        from eo.runtime.config import STREAM_QUERY
 
         stream = report["queries"][STREAM_QUERY]
         if stream["lag"] > params["max_lag_records"]:

@@ -52,9 +52,9 @@ def verify_agreement():
     def pick_interval(triggering_asset_events=None, logical_date=None, dag_run=None, params=None, ti=None) -> str:
         """The `interval` param, else every interval rebuilt and not yet verified (never the span
         between them), or the previous UTC day on the timetable."""
-        from batch.intervals import as_text, parse_many, verification_scope
-        from jobs.config import load_settings
-        from jobs.quality.ledger import to_verify
+        from eo.core.intervals import as_text, parse_many, verification_scope
+        from eo.runtime.config import load_settings
+        from eo.runtime.quality.ledger import to_verify
 
         if params.get("interval"):
             scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
@@ -83,9 +83,9 @@ def verify_agreement():
         else mark the rebuilds it verified as no longer pending."""
         from airflow.sdk.exceptions import AirflowFailException
 
-        from jobs.config import load_settings
-        from jobs.quality.ledger import settle
-        from jobs.quality.verdicts import docs_link, read_verdict, run_verdict_path
+        from eo.runtime.config import load_settings
+        from eo.runtime.quality.ledger import settle
+        from eo.runtime.quality.verdicts import docs_link, read_verdict, run_verdict_path
 
         settings = load_settings()
         path = run_verdict_path(settings, run_id)

@@ -1,6 +1,7 @@
 """Airflow 3 for this project on one machine: API server + UI, scheduler, DAG processor, triggerer.
 
     python -m infra.airflow start|stop|status [--port 8080] [--home DIR]
+    python -m infra.airflow status [--json] [--check]
 
 Metadata in SQLite under data/airflow/ by default; set EO_AIRFLOW_DB_URL (for example
 postgresql+psycopg://user:pw@127.0.0.1:5432/airflow) to use PostgreSQL. LocalExecutor with a
@@ -21,9 +22,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra import process
-from infra.status import EPILOG, add_status_flags, answer
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
+from infra import process, service
+from infra.status import Status
 
 DEFAULT_HOME = REPO_ROOT / "data" / "airflow"
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
@@ -137,7 +138,7 @@ class AirflowService:
                 "connections", "add", "spark_default", "--conn-type", "spark", "--conn-host",
                 os.environ.get("EO_SPARK_MASTER", "local[*]"),
             )  # fmt: skip
-        from jobs.submit import build_pyfiles
+        from eo.runtime.submit import build_pyfiles
 
         build_pyfiles()
         self.airflow("dags", "reserialize")
@@ -160,33 +161,35 @@ class AirflowService:
         return [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
 
 
+def _start(airflow: AirflowService, args: argparse.Namespace) -> None:
+    started = airflow.start()
+    print(f"Airflow {'started' if started else 'already running'}: {airflow.url}")
+    print(f"login: {USER} / {airflow.password()}   (home {airflow.home})")
+    print("DAGs are paused when first seen: unpause them in the UI, or trigger runs there.")
+
+
+def _stop(airflow: AirflowService, args: argparse.Namespace) -> None:
+    stopped = airflow.stop()
+    print(f"stopped: {', '.join(stopped)}" if stopped else "Airflow was not running")
+
+
+def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
+    running = airflow.running()
+    up = all(running.values()) and airflow.healthy()
+    state = "running" if up else ("partly running" if any(running.values()) else "stopped")
+    report = {"service": "airflow", "state": state, "url": airflow.url, "healthy": up, "components": running}
+    rows = [("Airflow", state), ("url", airflow.url)]
+    rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
+    if not up:
+        rows.append(("to start it", "make airflow"))
+    return Status(up, report, rows)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.airflow", description=__doc__.split("\n")[0], epilog=EPILOG)
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--port", type=int)
-    parser.add_argument("--home", type=Path)
-    add_status_flags(parser)
-    args = parser.parse_args(argv)
-    service = AirflowService.default(args.port, args.home)
-    if args.action == "start":
-        started = service.start()
-        print(f"Airflow {'started' if started else 'already running'}: {service.url}")
-        print(f"login: {USER} / {service.password()}   (home {service.home})")
-        print("DAGs are paused when first seen: unpause them in the UI, or trigger runs there.")
-    elif args.action == "stop":
-        stopped = service.stop()
-        print(f"stopped: {', '.join(stopped)}" if stopped else "Airflow was not running")
-    else:
-        running = service.running()
-        up = all(running.values()) and service.healthy()
-        state = "running" if up else ("partly running" if any(running.values()) else "stopped")
-        report = {"service": "airflow", "state": state, "url": service.url, "healthy": up, "components": running}
-        rows = [("Airflow", state), ("url", service.url)]
-        rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
-        if not up:
-            rows.append(("to start it", "make airflow"))
-        return answer(report, rows, up, args)
-    return 0
+    return service.main(
+        "infra.airflow", __doc__, lambda args: AirflowService.default(args.port, args.home),
+        start=_start, stop=_stop, status=_status, options=service.port_and_home, argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Fetch the CSS, JS and fonts the Great Expectations Data Docs load from CDNs, so the pages
-work offline (jobs/quality/site.py rewrites the links to them).
+work offline (eo/runtime/quality/site.py rewrites the links to them).
 
     python -m infra.data_docs_assets [--into .cache/data-docs]
 
@@ -20,7 +20,7 @@ import tarfile
 import urllib.request
 from pathlib import Path
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 MANIFEST = REPO_ROOT / "infra" / "data-docs" / "packages.json"
 DEFAULT_INTO = REPO_ROOT / ".cache" / "data-docs"

@@ -1,6 +1,7 @@
 """A single-node Kafka broker in KRaft mode, run from its Maven Central jars.
 
     python -m infra.kafka start|stop|status|kill [--port 9092] [--home DIR]
+    python -m infra.kafka status [--json] [--check]
 
 The port defaults to the one in EO_KAFKA_BOOTSTRAP / conf/platform.toml; the controller listens
 on port+1. State (data, log, pid) lives under data/services/kafka-<port>/, an ignored folder.
@@ -20,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from infra import process
-from infra.status import EPILOG, add_status_flags, answer
-from jobs.config import REPO_ROOT, load_settings
+from eo.runtime.config import REPO_ROOT, load_settings
+from infra import process, service
+from infra.status import Status, server_status
 
 JARS_DIR = REPO_ROOT / ".cache" / "jars" / "kafka"
 CONF_DIR = Path(__file__).resolve().parent / "conf"
@@ -77,7 +78,7 @@ class Broker:
             return False
         from confluent_kafka.admin import AdminClient
 
-        from jobs.kafka_admin import CLIENT_LOG
+        from eo.runtime.kafka_admin import CLIENT_LOG
 
         try:
             AdminClient({"bootstrap.servers": self.bootstrap, "logger": CLIENT_LOG}).list_topics(timeout=2)
@@ -143,32 +144,27 @@ class Broker:
         return pid
 
 
+def _start(broker: Broker, args: argparse.Namespace) -> None:
+    started = broker.start()
+    print(f"Kafka {'started' if started else 'already running'} on {broker.bootstrap} (home {broker.home})")
+
+
+def _kill(broker: Broker, args: argparse.Namespace) -> None:
+    pid = broker.kill()
+    print(f"Kafka pid {pid} killed" if pid else "Kafka was not running")
+
+
+def _status(broker: Broker, args: argparse.Namespace) -> Status:
+    where = {"bootstrap": broker.bootstrap, "home": broker.home}
+    return server_status("kafka", "Kafka", broker.running(), broker.answers, where, "make kafka-start")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.kafka", description=__doc__.split("\n")[0], epilog=EPILOG)
-    parser.add_argument("action", choices=["start", "stop", "status", "kill"])
-    parser.add_argument("--port", type=int)
-    parser.add_argument("--home", type=Path)
-    add_status_flags(parser)
-    args = parser.parse_args(argv)
-    broker = Broker.default(args.port, args.home)
-    if args.action == "start":
-        started = broker.start()
-        print(f"Kafka {'started' if started else 'already running'} on {broker.bootstrap} (home {broker.home})")
-    elif args.action == "stop":
-        print("Kafka stopped" if broker.stop() else "Kafka was not running")
-    elif args.action == "kill":
-        pid = broker.kill()
-        print(f"Kafka pid {pid} killed" if pid else "Kafka was not running")
-    else:
-        process_up = broker.running()
-        up = process_up and broker.answers()
-        state = "running" if up else ("started, not answering yet" if process_up else "stopped")
-        report = {"service": "kafka", "state": state, "bootstrap": broker.bootstrap, "home": str(broker.home)}
-        rows = [("Kafka", state), ("bootstrap", broker.bootstrap), ("home", broker.home)]
-        if not process_up:
-            rows.append(("to start it", "make kafka-start"))
-        return answer(report, rows, up, args)
-    return 0
+    return service.main(
+        "infra.kafka", __doc__, lambda args: Broker.default(args.port, args.home),
+        start=_start, stop=service.stop_verb("Kafka"), status=_status, verbs={"kill": _kill},
+        options=service.port_and_home, argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A PostgreSQL server from Debian's packages, on loopback, with its data in an ignored folder.
 
     python -m infra.postgres start|stop|status|dsn [--port 5432] [--home DIR]
+    python -m infra.postgres status [--json] [--check]
 
 The cluster is created on first start (database and user `eo`, password generated and kept in
 <home>/password, never in the repo). As root, the server runs as the `postgres` system user,
@@ -19,8 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra import process
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
+from infra import process, service
+from infra.status import Status, server_status
 
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 DATABASE = USER = "eo"
@@ -155,26 +157,27 @@ class Postgres:
         return True
 
 
+def _start(server: Postgres, args: argparse.Namespace) -> None:
+    started = server.start()
+    print(f"PostgreSQL {'started' if started else 'already running'} on 127.0.0.1:{server.port}")
+    print(f"export EO_PG_DSN='{server.dsn()}'")
+
+
+def _dsn(server: Postgres, args: argparse.Namespace) -> None:
+    print(server.dsn())
+
+
+def _status(server: Postgres, args: argparse.Namespace) -> Status:
+    where, to_start = {"address": f"127.0.0.1:{server.port}", "home": server.home}, "python -m infra.postgres start"
+    return server_status("postgres", "PostgreSQL", server.running(), server.answers, where, to_start)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.postgres", description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["start", "stop", "status", "dsn"])
-    parser.add_argument("--port", type=int)
-    parser.add_argument("--home", type=Path)
-    args = parser.parse_args(argv)
-    server = Postgres.default(args.port, args.home)
-    if args.action == "start":
-        started = server.start()
-        print(f"PostgreSQL {'started' if started else 'already running'} on 127.0.0.1:{server.port}")
-        print(f"export EO_PG_DSN='{server.dsn()}'")
-    elif args.action == "stop":
-        print("PostgreSQL stopped" if server.stop() else "PostgreSQL was not running")
-    elif args.action == "dsn":
-        print(server.dsn())
-    else:
-        up = server.running() and server.answers()
-        print(f"PostgreSQL on 127.0.0.1:{server.port}: {'running' if up else 'stopped'}")
-        return 0 if up else 3
-    return 0
+    return service.main(
+        "infra.postgres", __doc__, lambda args: Postgres.default(args.port, args.home),
+        start=_start, stop=service.stop_verb("PostgreSQL"), status=_status, verbs={"dsn": _dsn},
+        options=service.port_and_home, argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

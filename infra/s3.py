@@ -2,6 +2,7 @@
 bootstrapped with the dev environment's buckets and log store table.
 
     python -m infra.s3 start|stop|status [--port 5055]
+    python -m infra.s3 status [--json] [--check]
 
 Bucket and table names come from terraform/environments/dev/terraform.tfvars, and the bootstrap
 writes conf/terraform-outputs/local-s3.json with the same output names Terraform gives, so the
@@ -18,9 +19,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra import process
-from jobs.cloud import LOG_STORE_KEYS, outputs_path
-from jobs.config import REPO_ROOT
+from eo.cloud.outputs import LOG_STORE_KEYS
+from eo.runtime.config import REPO_ROOT
+from eo.runtime.tf_outputs import outputs_path
+from infra import process, service
+from infra.status import Status, server_status
 
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 DEV_TFVARS = REPO_ROOT / "terraform" / "environments" / "dev" / "terraform.tfvars"
@@ -142,22 +145,27 @@ class LocalS3:
         return process.stop(self.pid_file)
 
 
+def _start(server: LocalS3, args: argparse.Namespace) -> None:
+    started = server.start()
+    print(f"local S3 {'started' if started else 'already running'} on {server.endpoint}; buckets ready")
+    print(f"outputs: {outputs_path('local-s3', REPO_ROOT)}")
+
+
+def _status(server: LocalS3, args: argparse.Namespace) -> Status:
+    running = process.alive(process.read_pid(server.pid_file))
+    where = {"endpoint": server.endpoint, "home": server.home}
+    return server_status("s3", "local S3", running, server.answers, where, "python -m infra.s3 start")
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, help="default: 5055, or EO_S3_PORT")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.s3", description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["start", "stop", "status"])
-    parser.add_argument("--port", type=int)
-    args = parser.parse_args(argv)
-    server = LocalS3.default(args.port)
-    if args.action == "start":
-        started = server.start()
-        print(f"local S3 {'started' if started else 'already running'} on {server.endpoint}; buckets ready")
-        print(f"outputs: {outputs_path('local-s3', REPO_ROOT)}")
-    elif args.action == "stop":
-        print("local S3 stopped" if server.stop() else "local S3 was not running")
-    else:
-        print(f"local S3 on {server.endpoint}: {'running' if server.answers() else 'stopped'}")
-        return 0 if server.answers() else 3
-    return 0
+    return service.main(
+        "infra.s3", __doc__, lambda args: LocalS3.default(args.port),
+        start=_start, stop=service.stop_verb("local S3"), status=_status, options=_options, argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 workers with one core each, on loopback.
 
     python -m infra.spark_cluster start|stop|status [--workers 2] [--port 7077]
+    python -m infra.spark_cluster status [--json] [--check]   # --check: is a worker up
     python -m infra.spark_cluster kill-worker N      # SIGKILL, as a lost machine
 
 Jobs reach it with EO_SPARK_MASTER=spark://127.0.0.1:7077 (or the spark_default connection in
@@ -19,8 +20,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra import process
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
+from infra import process, service
+from infra.status import Status
 
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 
@@ -123,28 +125,54 @@ class SparkCluster:
         return stopped
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.spark_cluster", description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["start", "stop", "status", "kill-worker"])
+def _start(cluster: SparkCluster, args: argparse.Namespace) -> None:
+    cluster.start()
+    print(
+        f"Spark master {cluster.master_url} with {cluster.status()['workers']} workers; UI http://127.0.0.1:{cluster.ui_port}"
+    )
+    print(f"use it: EO_SPARK_MASTER={cluster.master_url}")
+
+
+def _stop(cluster: SparkCluster, args: argparse.Namespace) -> None:
+    print(f"stopped: {', '.join(cluster.stop()) or 'nothing was running'}")
+
+
+def _kill_worker(cluster: SparkCluster, args: argparse.Namespace) -> None:
+    pid = cluster.kill_worker(args.worker or 1)
+    print(f"worker {args.worker or 1} (pid {pid}) killed" if pid else "that worker was not running")
+
+
+def _status(cluster: SparkCluster, args: argparse.Namespace) -> Status:
+    """Up while the master has a worker to run jobs on; all `--workers` of them is `running`."""
+    found = cluster.status()
+    up = found["alive"] and found["workers"] > 0
+    if not found["alive"]:
+        state = "stopped"
+    elif found["workers"] >= cluster.workers:
+        state = "running"
+    else:
+        state = f"running, {found['workers']} of {cluster.workers} workers"
+    report = {"service": "spark-cluster", "state": state, "master": cluster.master_url, **found}
+    rows: list[tuple[str, object]] = [("Spark cluster", state), ("master", cluster.master_url)]
+    if found["alive"]:
+        rows += [(name, found[name]) for name in ("workers", "cores", "applications")]
+        rows.append(("UI", f"http://127.0.0.1:{cluster.ui_port}"))
+    else:
+        rows.append(("to start it", "python -m infra.spark_cluster start"))
+    return Status(up, report, rows)
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("worker", nargs="?", type=int, help="worker number, for kill-worker")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=7077)
-    args = parser.parse_args(argv)
-    cluster = SparkCluster(args.port, args.workers)
-    if args.action == "start":
-        cluster.start()
-        print(
-            f"Spark master {cluster.master_url} with {cluster.status()['workers']} workers; UI http://127.0.0.1:{cluster.ui_port}"
-        )
-        print(f"use it: EO_SPARK_MASTER={cluster.master_url}")
-    elif args.action == "stop":
-        print(f"stopped: {', '.join(cluster.stop()) or 'nothing was running'}")
-    elif args.action == "kill-worker":
-        pid = cluster.kill_worker(args.worker or 1)
-        print(f"worker {args.worker or 1} (pid {pid}) killed" if pid else "that worker was not running")
-    else:
-        print(json.dumps(cluster.status(), indent=2))
-    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return service.main(
+        "infra.spark_cluster", __doc__, lambda args: SparkCluster(args.port, args.workers),
+        start=_start, stop=_stop, status=_status, verbs={"kill-worker": _kill_worker}, options=_options, argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -6,16 +6,34 @@ A stopped service is an answer, not an error: `status` exits 0 once it could tel
 
 from __future__ import annotations
 
-import argparse
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 
 NOT_READY = 3
 EPILOG = "exit codes: 0 answered (with --check: the service is up), 2 bad arguments, 3 with --check: not up"
 
 
-def add_status_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="status: print JSON instead of a table")
-    parser.add_argument("--check", action="store_true", help=f"status: exit {NOT_READY} when the service is not up")
+@dataclass(frozen=True)
+class Status:
+    """What a service's `status` found: `up` is what --check asks, `report` the JSON, `rows` the table."""
+
+    up: bool
+    report: dict
+    rows: list[tuple[str, object]]
+
+
+def server_status(
+    service: str, name: str, process_up: bool, answers: Callable[[], bool], where: dict[str, object], to_start: str
+) -> Status:
+    """One server process: up once it answers; `where` (address, home) goes in the table and the JSON."""
+    up = process_up and answers()
+    state = "running" if up else ("started, not answering yet" if process_up else "stopped")
+    report = {"service": service, "state": state, **{key: str(value) for key, value in where.items()}}
+    rows = [(name, state), *where.items()]
+    if not process_up:
+        rows.append(("to start it", to_start))
+    return Status(up, report, rows)
 
 
 def seconds(value: float | None) -> str:
@@ -34,7 +52,7 @@ def table(rows: list[tuple[str, object]]) -> str:
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in rows)
 
 
-def answer(report: dict, rows: list[tuple[str, object]], up: bool, args: argparse.Namespace) -> int:
-    """Print the report (a table, or JSON with --json) and return the exit code."""
-    print(json.dumps(report, indent=2, default=str) if args.json else table(rows))
-    return NOT_READY if args.check and not up else 0
+def answer(status: Status, as_json: bool = False, check: bool = False) -> int:
+    """Print the status (a table, or JSON) and return the exit code."""
+    print(json.dumps(status.report, indent=2, default=str) if as_json else table(status.rows))
+    return NOT_READY if check and not status.up else 0

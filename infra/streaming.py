@@ -1,6 +1,7 @@
 """The streaming job as a long-running local service (what the supervisor DAG restarts).
 
     python -m infra.streaming start|standby|stop|status|kill [-- extra streaming args]
+    python -m infra.streaming status [--json] [--check]
 
 It is `spark-submit streaming/run.py run`, detached, with its pid and log under
 data/services/streaming-<topic>/. A restart resumes from the queries' checkpoints. `standby`
@@ -16,10 +17,10 @@ import signal
 import sys
 from pathlib import Path
 
-from infra import process
-from infra.status import EPILOG, add_status_flags, answer, seconds
-from jobs.config import REPO_ROOT, Settings, load_settings
-from jobs.submit import submit_command, submit_env
+from eo.runtime.config import REPO_ROOT, Settings, load_settings
+from eo.runtime.submit import submit_command, submit_env
+from infra import process, service
+from infra.status import Status, seconds
 
 SERVICES_DIR = REPO_ROOT / "data" / "services"
 
@@ -106,11 +107,11 @@ def kill(settings: Settings) -> int | None:
     return pid
 
 
-def status(settings: Settings, args: argparse.Namespace) -> int:
+def status(settings: Settings, args: argparse.Namespace | None = None) -> Status:
     """Running or not, standby, lag and freshness of the query, poison records isolated."""
     from confluent_kafka import KafkaException
 
-    from jobs.monitoring import health
+    from eo.runtime.monitoring import health
     from streaming.poison import read_record
 
     poison = read_record(settings)
@@ -141,34 +142,35 @@ def status(settings: Settings, args: argparse.Namespace) -> int:
         rows.append(("  Kafka lag", f"{query['lag']:,} records" + (f" ({lag})" if lag else "")))
     rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
     rows.append(("log", home(settings) / "streaming.log"))
-    return answer(report, rows, up, args)
+    return Status(up, report, rows)
+
+
+def _start(settings: Settings, args: argparse.Namespace) -> None:
+    pid = start(settings, args.extra)
+    print(f"streaming job started, pid {pid}" if pid else "streaming job already running")
+    print(f"log: {home(settings) / 'streaming.log'}")
+
+
+def _standby(settings: Settings, args: argparse.Namespace) -> None:
+    pid = start_standby(settings, args.extra)
+    print(f"standby started, pid {pid}" if pid else "a standby is already waiting")
+    print(f"log: {home(settings) / 'standby.log'}")
+
+
+def _stop(settings: Settings, args: argparse.Namespace) -> None:
+    print("streaming job stopped" if stop(settings) else "streaming job was not running")
+
+
+def _kill(settings: Settings, args: argparse.Namespace) -> None:
+    pid = kill(settings)
+    print(f"streaming job pid {pid} killed" if pid else "streaming job was not running")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m infra.streaming", description=__doc__.split("\n")[0], epilog=EPILOG
-    )
-    parser.add_argument("action", choices=["start", "standby", "stop", "status", "kill"])
-    add_status_flags(parser)
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="arguments for `streaming run`")
-    args = parser.parse_args(argv)
-    settings = load_settings()
-    if args.action == "start":
-        pid = start(settings, [a for a in args.extra if a != "--"])
-        print(f"streaming job started, pid {pid}" if pid else "streaming job already running")
-        print(f"log: {home(settings) / 'streaming.log'}")
-    elif args.action == "standby":
-        pid = start_standby(settings, [a for a in args.extra if a != "--"])
-        print(f"standby started, pid {pid}" if pid else "a standby is already waiting")
-        print(f"log: {home(settings) / 'standby.log'}")
-    elif args.action == "stop":
-        print("streaming job stopped" if stop(settings) else "streaming job was not running")
-    elif args.action == "kill":
-        pid = kill(settings)
-        print(f"streaming job pid {pid} killed" if pid else "streaming job was not running")
-    else:
-        return status(settings, args)
-    return 0
+    return service.main(
+        "infra.streaming", __doc__, lambda args: load_settings(), start=_start, stop=_stop, status=status,
+        verbs={"standby": _standby, "kill": _kill}, passthrough=("start", "standby"), argv=argv,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

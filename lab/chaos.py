@@ -30,15 +30,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from eo.runtime.config import REPO_ROOT, load_settings
+from eo.runtime.kafka_admin import ensure_topic
 from infra.kafka import Broker
 from infra.postgres import Postgres
-from jobs.config import REPO_ROOT, load_settings
-from jobs.kafka_admin import ensure_topic
-from jobs.sinks.postgres import GUARANTEES
 from lab import report as lab_report
 from lab.instances import STREAM_ARGS, Instance
 from lab.schedule import HOOKS, Fault, draw
 from lab.timeline import LagSampler, Timeline
+from lab.weak_sinks import GUARANTEES
 from producer.generator import ClickstreamGenerator, Rates
 from producer.publish import publish
 
@@ -247,7 +247,7 @@ class Lab:
         """The batch rebuild from bronze, the agreement check, and each sink against the rebuild."""
         from batch.rebuild import rebuild
         from batch.verify import describe, verify
-        from jobs.spark import build_session
+        from eo.runtime.spark import build_session
         from lab.sink_check import check_sinks, silver_duplicates
 
         spark = build_session("eo-chaos-evaluate", self.settings)

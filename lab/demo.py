@@ -14,20 +14,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
+from eo.runtime.cli import guarded
+from eo.runtime.config import REPO_ROOT, Settings, load_settings, local_services
+from eo.runtime.environment import environment
+from eo.runtime.kafka_admin import delete_topic, ensure_topic
+from eo.runtime.submit import run_job
 from infra.kafka import Broker
 from infra.s3 import LocalS3
-from jobs import storage
-from jobs.cli import guarded
-from jobs.config import REPO_ROOT, Settings, load_settings
-from jobs.kafka_admin import delete_topic, ensure_topic
-from jobs.submit import run_job
-from producer.__main__ import summary as producer_summary
 from producer.generator import ClickstreamGenerator
 from producer.publish import publish
+from producer.summary import summary as producer_summary
 
 DEMO_DIR = REPO_ROOT / "data" / "demo"
 
@@ -35,10 +36,7 @@ DEMO_DIR = REPO_ROOT / "data" / "demo"
 def demo_environment(base: Settings, workdir: Path, topic: str) -> dict[str, str]:
     """The demo's own lake, checkpoints and topic: under data/demo/ locally, under a _demo/
     prefix of the environment's buckets on an object store."""
-    if base.remote:
-        lake, checkpoints = f"{base.lake_root}/_demo", f"{base.checkpoint_root}/_demo"
-    else:
-        lake, checkpoints = str(workdir / "lake"), str(workdir / "checkpoints")
+    lake, checkpoints = environment(base).sandbox("demo", workdir)
     return {
         "EO_LAKE_ROOT": lake,
         "EO_CHECKPOINT_ROOT": checkpoints,
@@ -85,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-kafka", action="store_true", help="leave the broker running")
     args = parser.parse_args(argv)
 
-    if os.environ.get("EO_ENV") == "local-s3":  # before the settings: it writes the outputs they read
-        print("== 0. local S3 (moto) for environment local-s3")
+    if "s3" in local_services():  # before the settings: it writes the outputs they read
+        print("== 0. local S3 (moto), which this environment's buckets live in")
         LocalS3.default().start()
     base = load_settings()
     os.environ.update(demo_environment(base, args.workdir, args.topic))
@@ -98,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     started_broker = broker.start()
     print(f"   {'started' if started_broker else 'already running'} (home {broker.home})")
     try:
-        for root in (settings.lake_root, settings.checkpoint_root, str(args.workdir)):
-            storage.delete_tree(settings, root)
+        for root in (settings.lake_root, settings.checkpoint_root):
+            environment(settings).lake_files.delete_tree(root)
+        shutil.rmtree(args.workdir, ignore_errors=True)
         delete_topic(settings)
         ensure_topic(settings)
         timings["kafka"] = time.monotonic() - t

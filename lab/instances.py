@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs.config import Settings
-from jobs.fencing import EXIT_FENCED
-from jobs.monitoring import last_committed_batch
-from jobs.storage import files
-from jobs.submit import submit_command, submit_env
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
+from eo.runtime.fencing import EXIT_FENCED
+from eo.runtime.monitoring import last_committed_batch
+from eo.runtime.submit import submit_command, submit_env
 
 STREAM_ARGS = ["run", "--trigger-seconds", "2", "--max-offsets-per-trigger", "4000"]
 
@@ -21,7 +21,9 @@ STREAM_ARGS = ["run", "--trigger-seconds", "2", "--max-offsets-per-trigger", "40
 def committed_batches(settings: Settings, queries: tuple[str, ...] = ("events",)) -> int:
     """Micro-batches committed so far by these queries: the newest batch id of each, plus one. Not a
     count of commit files: Spark keeps only ~100, so a count stops growing on a long run."""
-    lasts = (last_committed_batch(settings.checkpoint_path(query), files(settings)) for query in queries)
+    lasts = (
+        last_committed_batch(settings.checkpoint_path(query), environment(settings).lake_files) for query in queries
+    )
     return sum(0 if last is None else last + 1 for last in lasts)
 
 
@@ -51,8 +53,8 @@ class Instance:
         return self
 
     def command(self) -> list[str]:
-        """The spark-submit command line of this instance."""
-        return submit_command("streaming/run.py", self.args, self.settings)
+        """The spark-submit command line of this instance: the stream's own script, with the lab's hooks."""
+        return submit_command("lab/hooked.py", ["streaming/run.py", *self.args], self.settings)
 
     @property
     def alive(self) -> bool:

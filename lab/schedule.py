@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-# Targeted kills: each crashes the driver at a named point in the commit path (jobs/faults.py),
+# Targeted kills: each crashes the driver at a named point in the commit path (lab/faults.py),
 # most telling first: the first two are where the weaker guarantees repeat or lose a batch.
 HOOKS = (
     "sink.at-least-once.after_commit",

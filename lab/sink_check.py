@@ -6,10 +6,10 @@ from decimal import Decimal
 
 from pyspark.sql import functions as F
 
-from jobs import lake
-from jobs.config import Settings
-from jobs.sinks.postgres import read_metrics
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER
+from eo.runtime import lake
+from eo.runtime.config import Settings
+from eo.runtime.sinks.postgres import read_metrics
 
 
 def expected_metrics(spark, settings: Settings) -> dict[tuple, tuple[int, Decimal]]:
@@ -55,7 +55,7 @@ def delta_commits_by_epoch(settings: Settings, job: str, epoch: int, after: floa
     import json
     from pathlib import Path
 
-    from jobs.tables import ALL
+    from eo.core.tables import ALL
 
     count = 0
     for table in ALL:

@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from jobs.config import Settings
+from eo.runtime.config import Settings
 
 
 @dataclass
@@ -37,8 +37,8 @@ class LagSampler(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        from jobs.kafka_admin import end_offsets
-        from jobs.monitoring import stream_health
+        from eo.runtime.kafka_admin import end_offsets
+        from eo.runtime.monitoring import stream_health
 
         while not self.stopped.wait(self.every):
             try:

@@ -26,8 +26,8 @@ class RunNotes:
         if dag_run.note:
             return
         try:
-            from batch.intervals import run_scope
-            from jobs.quality.ledger import scope_inputs
+            from eo.core.intervals import run_scope
+            from eo.runtime.quality.ledger import scope_inputs
 
             rebuilt = scope_inputs(dag_run.dag_id, dag_run.consumed_asset_events)
             note = run_scope(
@@ -50,12 +50,13 @@ def data_docs_app():
     from fastapi import FastAPI
     from fastapi.staticfiles import StaticFiles
 
-    from jobs.config import load_settings
-    from jobs.quality.site import data_docs_root
+    from eo.runtime.config import load_settings
+    from eo.runtime.environment import environment
+    from eo.runtime.quality.site import data_docs_root
 
     settings = load_settings()
     app = FastAPI(title="Data Docs")
-    if not settings.reports_remote:
+    if environment(settings).local_reports is not None:
         app.mount("/", StaticFiles(directory=data_docs_root(settings), html=True, check_dir=False))
     return app
 

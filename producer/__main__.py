@@ -7,7 +7,6 @@ python -m producer replay --file events.jsonl
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import hashlib
 import json
 import sys
@@ -15,11 +14,12 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
-from jobs.cli import EXIT_CODES, guarded
-from jobs.config import Settings, load_settings
-from jobs.kafka_admin import ensure_topic
+from eo.runtime.cli import EXIT_CODES, guarded
+from eo.runtime.config import load_settings
+from eo.runtime.kafka_admin import ensure_topic
 from producer.generator import ClickstreamGenerator, Message, Rates
-from producer.publish import PublishStats, publish
+from producer.publish import publish
+from producer.summary import default_ack_log, summary
 
 
 def replay_messages(path: Path) -> Iterator[Message]:
@@ -35,22 +35,6 @@ def replay_messages(path: Path) -> Iterator[Message]:
                 event_id = None
             key = event_id if isinstance(event_id, str) else hashlib.sha1(line).hexdigest()[:16]
             yield Message(key.encode(), line, "replay")
-
-
-def default_ack_log(settings: Settings, label: str) -> Path:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return Path(settings.acks_root) / f"{stamp}-{label}.csv"
-
-
-def summary(stats: PublishStats) -> str:
-    kinds = ", ".join(f"{k}={v}" for k, v in sorted(stats.kinds.items()))
-    line = (
-        f"[producer] sent {stats.sent}, acked {stats.acked}, failed {stats.failed} "
-        f"in {stats.seconds:.1f} s ({stats.rate:,.0f} msg/s); {kinds}"
-    )
-    if stats.errors:
-        line += f"; errors: {dict(stats.errors)}"
-    return line
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from jobs.reference import ad_ids, campaign_ids
+from eo.core.reference import ad_ids, campaign_ids
 
 UTC = dt.UTC
 DEFAULT_START = dt.datetime(2026, 11, 20, tzinfo=UTC)

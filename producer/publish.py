@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from jobs.config import Settings
-from jobs.kafka_admin import client_config
+from eo.runtime.config import Settings
+from eo.runtime.kafka_admin import client_config
 from producer.generator import Message
 
 ACK_HEADER = ("topic", "partition", "offset", "kind")

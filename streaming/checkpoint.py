@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import uuid
 
-from jobs import storage
-from jobs.config import Settings
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
+from eo.runtime.storage import files_under
 
 
 def _metadata(settings: Settings, query: str) -> str:
@@ -22,9 +23,9 @@ def ensure_id(settings: Settings, query: str) -> str:
     """The checkpoint's stream id (8 characters), written first if the checkpoint is new: Spark
     then adopts it as the query's id."""
     uri = _metadata(settings, query)
-    if not storage.exists(settings, uri):
-        storage.write_text(settings, uri, json.dumps({"id": str(uuid.uuid4())}) + "\n")
-    return json.loads(storage.read_text(settings, uri).splitlines()[0])["id"][:8]
+    if not environment(settings).lake_files.exists(uri):
+        environment(settings).lake_files.write_text(uri, json.dumps({"id": str(uuid.uuid4())}) + "\n")
+    return json.loads(environment(settings).lake_files.read_text(uri).splitlines()[0])["id"][:8]
 
 
 def has_offsets(settings: Settings, query: str) -> bool:
@@ -34,16 +35,16 @@ def has_offsets(settings: Settings, query: str) -> bool:
     checkpoint taken for new past its 100th batch made every restart scan all of bronze for where
     to start and read the seed again (docs/hot-path.md, "Recovery")."""
     folder = f"{settings.checkpoint_path(query)}/offsets"
-    return any(uri.rsplit("/", 1)[-1].isdigit() for uri in storage.files_under(settings, folder, ""))
+    return any(uri.rsplit("/", 1)[-1].isdigit() for uri in files_under(environment(settings).lake_files, folder, ""))
 
 
 def kafka_offsets(settings: Settings, query: str, batch_id: int) -> str | None:
     """The Kafka offsets (JSON) a planned micro-batch reads up to, from the checkpoint's offset log."""
     uri = f"{settings.checkpoint_path(query)}/offsets/{batch_id}"
-    if not storage.exists(settings, uri):
+    if not environment(settings).lake_files.exists(uri):
         return None
     # offsets/<n>: a version line, the batch's metadata, then one line per source ("-" for none).
-    for line in storage.read_text(settings, uri).splitlines()[2:]:
+    for line in environment(settings).lake_files.read_text(uri).splitlines()[2:]:
         if line.strip() not in ("", "-") and settings.topic in json.loads(line):
             return json.dumps({settings.topic: json.loads(line)[settings.topic]})
     return None
@@ -52,10 +53,10 @@ def kafka_offsets(settings: Settings, query: str, batch_id: int) -> str | None:
 def initial_kafka_offsets(settings: Settings, query: str) -> str | None:
     """Where the checkpoint started reading Kafka: Spark's Kafka source keeps it in sources/0/0."""
     uri = f"{settings.checkpoint_path(query)}/sources/0/0"
-    if not storage.exists(settings, uri):
+    if not environment(settings).lake_files.exists(uri):
         return None
     # A version line ("v1", after a NUL byte), then the offsets.
-    offsets = json.loads(storage.read_text(settings, uri).splitlines()[-1])
+    offsets = json.loads(environment(settings).lake_files.read_text(uri).splitlines()[-1])
     return json.dumps({settings.topic: offsets[settings.topic]}) if settings.topic in offsets else None
 
 

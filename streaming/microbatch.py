@@ -6,13 +6,13 @@
     E + U  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
     E      -> user_sessions  (the stored sessions the new events reach, merged with them)
 
-Each commit is exactly-once on its own (jobs/commits.py): it carries this instance's epoch and
+Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
 cannot commit at all. The five commits are independent, so they run at once.
 
 The rows reach Python as one Arrow table (one Spark job for the whole batch: the reading and
 the engine state run in it). The gold arithmetic runs on Arrow, with the same functions the
-batch rebuild uses (jobs/transforms/); delta-rs commits in milliseconds where a Spark MERGE
+batch rebuild uses (eo/core/transforms/); delta-rs commits in milliseconds where a Spark MERGE
 costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
@@ -33,15 +33,17 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyspark.sql import DataFrame
 
-from jobs import commits, faults, storage
-from jobs.commits import Txn
-from jobs.config import Settings
-from jobs.fencing import Fence
-from jobs.reading import classify_records
-from jobs.sinks.postgres import PostgresSink
-from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
-from jobs.transforms.metrics import METRIC_KEY, minute_metrics
-from jobs.transforms.sessions import GAP, SESSION_KEY, updated_sessions
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.transforms.metrics import METRIC_KEY, minute_metrics
+from eo.core.transforms.sessions import GAP, SESSION_KEY, updated_sessions
+from eo.runtime import commits
+from eo.runtime.commits import Txn
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
+from eo.runtime.fencing import Fence
+from eo.runtime.hooks import hooks
+from eo.runtime.reading import classify_records
+from eo.runtime.sinks.postgres import PostgresSink
 from streaming import poison
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
@@ -108,7 +110,7 @@ class MicroBatch:
     records_of: Callable[[int], DataFrame] | None = None
 
     def __post_init__(self) -> None:
-        self.tables = {t.name: storage.delta_table(self.settings, t.name) for t in WRITES}
+        self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
         self.records = 0  # Kafka records this instance has committed, for progress lines
 
     def txn(self, batch_id: int) -> Txn:
@@ -129,7 +131,7 @@ class MicroBatch:
         parts = Parts.of(rows)
         increments = minute_metrics(parts.events, parts.users)
         self.commit(parts, increments, self.txn(batch_id), timer)
-        faults.point("events.after_delta_commit")
+        hooks().point("events.after_delta_commit")
         self.records += parts.bronze.num_rows
         if self.sinks and increments.num_rows:
             delivered = increments.select([*METRIC_KEY, "events", "revenue"]).to_pylist()
@@ -154,10 +156,7 @@ class MicroBatch:
             "metrics": lambda: self.add_metrics(increments, txn),
             "sessions": lambda: self.merge_sessions(parts.events, txn),
         }
-        with ThreadPoolExecutor(len(work)) as pool:
-            futures = {name: pool.submit(step) for name, step in work.items()}
-        for future in futures.values():
-            future.result()
+        all_at_once(work)
         timer.lap("commit")
 
     def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
@@ -204,6 +203,14 @@ class MicroBatch:
         where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
         print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
         raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")
+
+
+def all_at_once(work: dict[str, Callable[[], object]]) -> None:
+    """Independent table commits side by side; the first error, if any, is raised once all have ended."""
+    with ThreadPoolExecutor(len(work)) as pool:
+        futures = [pool.submit(step) for step in work.values()]
+    for future in futures:
+        future.result()
 
 
 def stored_sessions(table: commits.Table, events: pa.Table) -> pa.Table:

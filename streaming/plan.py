@@ -11,13 +11,13 @@ The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once)
 1. every event id ever accepted: a copy of an event already seen is dropped whatever its time or
    however late it is. Producers key records by event id, so all copies of an event sit in one
    Kafka partition, are read by one task in offset order, and the lowest offset is kept: the copy
-   the batch rebuild picks too (jobs/transforms/dedup.py).
+   the batch rebuild picks too (eo/core/transforms/dedup.py).
 2. every (campaign, type, minute, user) ever counted: each new event becomes an E row and a U row,
    and the U row survives only if its tuple is new. (E and Q rows carry keys of their own, unique,
    so they always pass.)
 
 After `streaming reset`, the states are rebuilt from the seed table (the rebuilt silver's ids and
-tuples, streaming/reset.py): seed rows enter both states and are then dropped, so nothing is
+tuples, ops/reset.py): seed rows enter both states and are then dropped, so nothing is
 written twice. While the seed is being read, records from Kafka whose event id or user tuple the
 seed holds are set aside first (`history`): a state keeps whichever row reaches it first, and a
 live copy must never win over its original.
@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.config import Settings
-from jobs.kafka_admin import spark_kafka_options
-from jobs.reading import classify_records
-from jobs.tables import BRONZE, QUARANTINE, SEED, SILVER
-from jobs.transforms.metrics import window_start_column
+from eo.core.tables import BRONZE, QUARANTINE, SEED, SILVER
+from eo.core.transforms.metrics import window_start_column
+from eo.runtime.config import Settings
+from eo.runtime.kafka_admin import spark_kafka_options
+from eo.runtime.reading import classify_records
 from streaming import poison
 
 KINDS = ("B", "Q", "E", "U")
@@ -166,7 +166,7 @@ def marked(
     new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
     new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
     bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
-    return _aligned(bronze).unionByName(_aligned(new))
+    return aligned(bronze).unionByName(aligned(new))
 
 
 # Every kind in one schema; the columns a kind does not have are null.
@@ -193,7 +193,7 @@ OUTPUT = (
 )
 
 
-def _aligned(frame: DataFrame) -> DataFrame:
+def aligned(frame: DataFrame) -> DataFrame:
     present = set(frame.columns)
     return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
 
@@ -205,7 +205,7 @@ def events_plan(
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
     `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
-    `rehearsal`: a dry run of the plan (streaming/run.py rehearse) reads none of the seed."""
+    `rehearsal`: a dry run of the plan (streaming/standby.py rehearse) reads none of the seed."""
     read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time"))
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from jobs import storage
-from jobs.config import Settings
-from jobs.tables import POISON_PREFIX
-from jobs.transforms.parse import raw_text
+from eo.core.tables import POISON_PREFIX
+from eo.core.transforms.parse import raw_text
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
 
 # Errors that are never a record's fault: they stop the job loudly, with no isolation attempt.
 INFRASTRUCTURE = (
@@ -160,14 +160,14 @@ def record_uri(settings: Settings) -> str:
 
 def read_record(settings: Settings) -> dict:
     uri = record_uri(settings)
-    if not storage.exists(settings, uri):
+    if not environment(settings).report_files.exists(uri):
         return {"records": 0, "poison": [], "isolations": []}
-    return json.loads(storage.read_text(settings, uri))
+    return json.loads(environment(settings).report_files.read_text(uri))
 
 
 def recorded(settings: Settings) -> list[tuple]:
     """Every record isolated so far, once each, as the quarantine holds it: (topic, partition,
-    offset, reason, key, raw_value) (jobs/reading.py POISON_COLUMNS)."""
+    offset, reason, key, raw_value) (eo/runtime/reading.py POISON_COLUMNS)."""
     return [tuple(entry) for entry in read_record(settings)["poison"]]
 
 
@@ -200,4 +200,4 @@ def record_isolation(
             ],
         },
     ]
-    storage.write_text(settings, record_uri(settings), json.dumps(record, indent=2))
+    environment(settings).report_files.write_text(record_uri(settings), json.dumps(record, indent=2))

@@ -3,77 +3,34 @@ the active one dies.
 
 A restarted driver spends ~15-20 s before its first batch on this machine (make bench,
 recovery): JVM and Spark session, then a first batch in a cold JVM. A standby does that work
-ahead of time (it rehearses the query, streaming/run.py `rehearse`) and watches an OS lock that
+ahead of time (it rehearses the query: `rehearse` below) and watches an OS lock that
 the active instance holds for its whole life. When the active process dies (crash, OOM, SIGKILL),
 the kernel releases the lock at once. The standby then takes new epochs, which fences the old
 instance in case it was only paused, and starts the query from its checkpoint.
 
 The lock is `flock` on a file next to the checkpoints, so it covers one machine. Correctness never
 rests on it: two instances that both believe they are active are still kept apart by the epochs
-(jobs/fencing.py). The lock only decides when a standby should try.
+(eo/runtime/fencing.py). The lock only decides when a standby should try.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import threading
+import json
 import time
-from pathlib import Path
 
-from jobs.config import Settings
-from jobs.fencing import Lease, local_root
+from eo.runtime.active import ActiveLock
+from eo.runtime.config import STREAM_QUERY, Settings
+from eo.runtime.environment import environment
+from eo.runtime.fencing import Lease
+from eo.runtime.kafka_admin import end_offsets
+from streaming.plan import Source, events_plan, kafka_records
+
+QUERY = STREAM_QUERY
 
 # How long a standby leaves a lock it should not have taken, so the instance owed it gets it first.
 YIELD_SECONDS = 1.0
 # How often a waiting standby looks at the lock.
 POLL_SECONDS = 0.1
-
-
-class ActiveLock:
-    """The exclusive lock that the active instance of a job holds while its process lives."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fd: int | None = None
-
-    @classmethod
-    def for_job(cls, settings: Settings, queries: list[str]) -> ActiveLock:
-        folder = Path(local_root(settings)) / "_active"
-        folder.mkdir(parents=True, exist_ok=True)
-        return cls(folder / f"{'+'.join(sorted(queries))}.lock")
-
-    def _take(self, blocking: bool) -> bool:
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        self.fd = fd
-        return True
-
-    def try_acquire(self) -> bool:
-        return self._take(blocking=False)
-
-    def acquire(self) -> None:
-        """Block until the holder's process releases it (by exiting, however it exits)."""
-        self._take(blocking=True)
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing the descriptor drops the flock
-            self.fd = None
-
-    def hold(self) -> None:
-        """For an active instance: take the lock now, or as soon as the instance it supersedes exits.
-
-        A newer instance started next to a live older one (by hand, or a supervisor that gave up
-        on it) fences the old one through the epochs; it waits for the lock in the background so
-        that a standby does not mistake the old one's exit for its turn.
-        """
-        if not self.try_acquire():
-            threading.Thread(target=self.acquire, name="active-lock", daemon=True).start()
 
 
 def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print) -> None:
@@ -94,3 +51,32 @@ def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print) ->
         lock.release()
         seen = now
         time.sleep(YIELD_SECONDS)
+
+
+# Records per partition a rehearsal reads: enough for the JIT to compile what a batch runs.
+REHEARSAL_RECORDS = 5_000
+
+
+def rehearse(spark, settings: Settings) -> None:
+    """Run the query's own plan once, over the newest records and into nothing, on a scratch
+    checkpoint: a standby that takes over then finds Spark's generated code compiled and the JVM
+    warm (a first batch in a cold JVM cost ~4 s more than a warm one). Nothing reaches the lake."""
+    ends = end_offsets(settings)
+    start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
+    scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
+    environment(settings).lake_files.delete_tree(scratch)
+    try:
+        records = kafka_records(spark, settings, Source(starting_offsets=json.dumps(start)))
+        plan = events_plan(spark, settings, records, rehearsal=True)
+        writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(lambda rows, _batch: rows.toArrow())
+        writer.option("checkpointLocation", scratch).trigger(availableNow=True).start().awaitTermination()
+    finally:
+        environment(settings).lake_files.delete_tree(scratch)
+
+
+def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
+    began = time.monotonic()
+    rehearse(spark, settings)
+    print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
+    wait_for_turn(lock, environment(settings).lease(), [QUERY])
+    print("[standby] the active instance is gone: taking over", flush=True)

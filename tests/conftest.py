@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import REPO_ROOT, Settings, load_settings
+from eo.runtime.config import REPO_ROOT, Settings, load_settings
 
 # Airflow reads its configuration when first imported: point it at a scratch home first.
 AIRFLOW_TEST_HOME = Path(tempfile.mkdtemp(prefix="eo-airflow-tests-"))
@@ -38,7 +38,7 @@ _SPARK_BASELINE: dict = {}
 @pytest.fixture(scope="session")
 def spark():
     """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
-    from jobs.spark import build_session, close_state_stores
+    from eo.runtime.spark import build_session, close_state_stores
 
     session = build_session(
         "eo-tests",
@@ -54,15 +54,15 @@ def spark():
     _SPARK_BASELINE["session"], _SPARK_BASELINE["conf"] = session, dict(session.conf.getAll)
     yield session
     _SPARK_BASELINE.clear()
-    close_state_stores()  # before the JVM exits, as the jobs do (jobs/spark.py)
+    close_state_stores()  # before the JVM exits, as the jobs do (eo/runtime/spark.py)
     session.stop()
 
 
 def restore_conf(spark, before: dict[str, str]) -> dict[str, str | None]:
     """Put the session's runtime conf back as it was in `before` (a `dict(spark.conf.getAll)`).
 
-    In-process jobs (streaming.run.run, streaming.reset.reset, batch.rebuild ...) call
-    jobs.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session (4 shuffle
+    In-process jobs (streaming.run.run, ops.reset.reset, batch.rebuild ...) call
+    eo.runtime.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session (4 shuffle
     partitions over the fixture's 2, for one) for the rest of the run. Keys that changed, appeared
     or disappeared are set back or unset, when modifiable at runtime (static and core keys, such as
     spark.app.name, cannot change once the session is up). Returns what it restored: key ->
@@ -139,7 +139,7 @@ def kafka(tmp_path_factory):
 @pytest.fixture
 def pipeline(tmp_path, kafka) -> Settings:
     """Settings for one end-to-end run: tmp lake and a fresh topic on the test broker."""
-    from jobs.kafka_admin import ensure_topic
+    from eo.runtime.kafka_admin import ensure_topic
 
     settings = lake_settings(tmp_path, kafka_bootstrap=kafka.bootstrap)
     ensure_topic(settings)

@@ -7,10 +7,10 @@ import json
 import zlib
 from collections.abc import Iterable
 
-from jobs import lake
-from jobs.config import Settings
-from jobs.reference import write_reference
-from jobs.tables import BRONZE, ensure_tables
+from eo.core.tables import BRONZE
+from eo.runtime import lake
+from eo.runtime.config import Settings
+from eo.runtime.lake import ensure_tables, write_reference
 
 # Test days for the DAGs: on or after their start_date (2026-11-01), and days before any run of
 # the suite, so that a scheduled run of "yesterday" never takes a backfilled day.
@@ -64,11 +64,12 @@ def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> 
 
 def micro_batch(settings: Settings, **options):
     """The streaming job's foreachBatch with an epoch of its own, from the environment's lease."""
-    from jobs.fencing import Fence, lease_for
+    from eo.runtime.environment import environment
+    from eo.runtime.fencing import Fence
     from streaming.microbatch import MicroBatch
     from streaming.run import QUERY
 
-    return MicroBatch(settings, Fence.start(lease_for(settings, None), QUERY), QUERY, **options)
+    return MicroBatch(settings, Fence.start(environment(settings).lease(), QUERY), QUERY, **options)
 
 
 def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):

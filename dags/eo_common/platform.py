@@ -23,8 +23,8 @@ TAGS = ["effectively-once"]
 
 def announce_scope(context) -> None:
     """The first line of each task's own log: the event time its run covers (as the run's note)."""
-    from batch.intervals import run_scope
-    from jobs.quality.ledger import scope_inputs
+    from eo.core.intervals import run_scope
+    from eo.runtime.quality.ledger import scope_inputs
 
     run = context["dag_run"]
     events = [e for batch in (context.get("triggering_asset_events") or {}).values() for e in batch]
@@ -55,7 +55,7 @@ class SparkSubmitLauncher:
     """spark-submit through the operator itself, with the platform's jars, conf and environment."""
 
     def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
-        from jobs.submit import build_pyfiles, job_env, submit_conf
+        from eo.runtime.submit import build_pyfiles, job_env, submit_conf
 
         conf = submit_conf(settings, operator.conf)
         operator.jars = conf.pop("spark.jars")
@@ -66,15 +66,15 @@ class SparkSubmitLauncher:
 
 
 class EmrServerlessLauncher:
-    """The same job module as an EMR Serverless job run, waited for (jobs/emr_serverless.py)."""
+    """The same job module as an EMR Serverless job run, waited for (eo/cloud/emr_serverless.py)."""
 
     def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
-        from jobs import emr_serverless
+        from eo.cloud import emr_serverless
 
         return emr_serverless.run(settings, operator.script, list(operator.application_args or []), operator.conf)
 
 
-# The environment's `job_runner` (conf/platform.toml) picks one, once per task.
+# The environment (eo/runtime/environment.py) picks one, once per task.
 LAUNCHERS = {"spark-submit": SparkSubmitLauncher, "emr-serverless": EmrServerlessLauncher}
 
 
@@ -82,7 +82,7 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
     """One of the platform's job modules, launched the way the environment runs Spark jobs.
 
     Locally: spark-submit against the `spark_default` connection (its master: local[*] or a
-    cluster), with the jars, driver settings and environment `jobs.submit` gives the command line
+    cluster), with the jars, driver settings and environment `eo.runtime.submit` gives the command line
     and the demo too. On AWS (`job_runner = "emr-serverless"`): an EMR Serverless job run of the
     same module.
     """
@@ -94,7 +94,8 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
         self.script = script
 
     def execute(self, context):
-        from jobs.config import load_settings
+        from eo.runtime.config import load_settings
+        from eo.runtime.environment import environment
 
         settings = load_settings()
-        return LAUNCHERS[settings.job_runner]().execute(self, settings, context)
+        return environment(settings).job_runner(LAUNCHERS)().execute(self, settings, context)

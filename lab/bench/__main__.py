@@ -23,81 +23,20 @@ import argparse
 import datetime as dt
 import os
 import shutil
-import subprocess
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, replace
-from importlib import metadata
+from dataclasses import asdict, replace
 from pathlib import Path
 
+from eo.runtime.config import REPO_ROOT, Settings, load_settings
+from eo.runtime.kafka_admin import delete_topic, end_offsets, ensure_topic
 from infra.kafka import Broker
-from jobs.config import REPO_ROOT, Settings, load_settings
-from jobs.kafka_admin import delete_topic, end_offsets, ensure_topic
+from lab.bench.machine import machine, versions
+from lab.bench.sizes import DEFAULT, LIVE_PHASES, PHASES, QUICK, Profile, count, counts
 
 PORT = int(os.environ.get("EO_BENCH_KAFKA_PORT", "49092"))
 YSB_START = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)  # the YSB query does not check event times
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    ysb_events: int = 5_000_000
-    ysb_batch: int = 1_000_000
-    pipeline_events: int = 2_000_000
-    pipeline_batch: int = 500_000
-    rebuild_sizes: tuple[int, ...] = (1_000_000, 3_000_000, 10_000_000)
-    history_sizes: tuple[int, int] = (1_000_000, 10_000_000)
-    history_new_events: int = 300_000
-    history_batch: int = 50_000
-    fixed_cost_bursts: int = 10
-    fixed_cost_pause: float = 3.0
-    latency_rate: int = 10_000
-    latency_seconds: int = 180
-    sustained_rates: tuple[int, ...] = (20_000, 35_000, 50_000, 70_000, 100_000, 140_000)
-    sustained_seconds: int = 60
-    recovery_rate: int = 10_000
-    recovery_seconds: int = 120  # the most load a recovery offers; it stops once caught up
-    live_users: int = 100_000  # the live load's user population (YSB's)
-    live_max_offsets: int | None = None  # the running job's knobs: None = its defaults
-    live_trigger_seconds: float | None = None
-
-
-DEFAULT = Profile("default")
-QUICK = Profile(  # every phase, at sizes that only check the plumbing (make test runs it)
-    "quick",
-    ysb_events=100_000,
-    ysb_batch=50_000,
-    pipeline_events=30_000,
-    pipeline_batch=15_000,
-    rebuild_sizes=(30_000, 60_000, 120_000),
-    history_sizes=(30_000, 300_000),
-    history_new_events=6_000,
-    history_batch=3_000,
-    fixed_cost_bursts=2,
-    fixed_cost_pause=1.0,
-    latency_rate=1_000,
-    latency_seconds=10,
-    sustained_rates=(2_000, 4_000),
-    sustained_seconds=8,
-    recovery_rate=1_000,
-    recovery_seconds=60,
-    live_users=10_000,
-)
-
-PHASES = ("ysb", "pipeline", "rebuild", "history", "fixed_cost", "continuous", "recovery")
-LIVE_PHASES = ("fixed_cost", "continuous", "recovery")
-
-
-def count(text: str) -> int:
-    """1M, 500k, 2500000."""
-    text = text.strip().lower().replace("_", "")
-    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
-    return int(float(text[:-1] if scale > 1 else text) * scale)
-
-
-def counts(text: str) -> tuple[int, ...]:
-    return tuple(count(part) for part in text.split(",") if part.strip())
 
 
 class Bench:
@@ -325,7 +264,7 @@ class Bench:
 
     # -- the run -----------------------------------------------------------------------------
     def run(self, phases: list[str]) -> int:
-        from jobs.spark import build_session
+        from eo.runtime.spark import build_session
         from lab.bench.load import LoadMaker
         from lab.bench.report import write_report
         from lab.bench.spark_submit import Submitter
@@ -369,26 +308,6 @@ def _metric_names() -> tuple[str, ...]:
     from lab.bench.report import REQUIRED_METRICS
 
     return REQUIRED_METRICS
-
-
-def machine() -> dict:
-    meminfo = Path("/proc/meminfo").read_text().splitlines()
-    memory_kb = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal")), 0)
-    return {"cores": os.cpu_count(), "memory_gb": round(memory_kb / 1024 / 1024, 1), "platform": sys.platform}
-
-
-def versions(ysb_runs: list[dict]) -> dict:
-    found = {"python": sys.version.split()[0]}
-    for package in ("pyspark", "delta-spark", "deltalake", "pyarrow", "confluent-kafka"):
-        found[package] = metadata.version(package)
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
-    found["java"] = java[0] if java else "unknown"
-    broker_jars = (REPO_ROOT / ".cache" / "jars" / "kafka").glob("kafka_2.13-*.jar")
-    found["kafka"] = next((p.stem.split("-")[-1] for p in broker_jars), "?")
-    flink = next((r.get("flink_version") for r in ysb_runs if r.get("flink_version")), None)
-    if flink:
-        found["apache-flink"] = flink
-    return found
 
 
 SIZE_OPTIONS = {  # option -> (Profile field, parser, help)

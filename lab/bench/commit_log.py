@@ -1,7 +1,7 @@
 """When each micro-batch became visible in gold, read from the Delta logs alone (no Spark).
 
 Every commit the streaming job makes carries delta-rs `custom_metadata` {app_id, epoch,
-position} in its commitInfo, with position = micro-batch id + 1 (jobs/commits.py). So:
+position} in its commitInfo, with position = micro-batch id + 1 (eo/runtime/commits.py). So:
 
 - a batch's commit time on a table is the commitInfo timestamp of the first commit carrying
   its (app_id, position). Later commits with the same position are a new instance's claims

@@ -15,7 +15,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 FLINK_PYTHON = Path(os.environ.get("EO_FLINK_PYTHON", REPO_ROOT / ".cache" / "flink-venv" / "bin" / "python"))
 FLINK_JARS = Path(os.environ.get("EO_FLINK_JARS", REPO_ROOT / ".cache" / "jars" / "flink"))

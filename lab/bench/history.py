@@ -8,8 +8,8 @@ So, for each history size H, on a fresh lake:
 
 1. silver gets H valid, distinct events ending where the new events start (same density: a
    longer history is more days), and gold gets their metrics and sessions from the shared batch
-   arithmetic (jobs/transforms/, as the rebuild computes them);
-2. the seed gets silver's ids and user tuples (streaming/reset.py `write_seed`), and the job
+   arithmetic (eo/core/transforms/, as the rebuild computes them);
+2. the seed gets silver's ids and user tuples (ops/reset.py `write_seed`), and the job
    (spark-submit, --until-caught-up) reads them into its engine state as after a `streaming
    reset`, its topic still empty: the state holds H ids and their user tuples;
 3. the same new events are loaded into the topic, and the job, restarted on that checkpoint,
@@ -17,7 +17,7 @@ So, for each history size H, on a fresh lake:
 
 Two runs, because the seed read and a batch size do not go together yet: the job holds Kafka
 back while it reads the seed with minOffsetsPerTrigger 2^62, which Spark refuses next to
---max-offsets-per-trigger (streaming/run.py `read_seed`). The second run is a restart, so its
+--max-offsets-per-trigger (streaming/query.py `read_seed`). The second run is a restart, so its
 first batch also loads the state; the figure is the median of the job's own per-batch seconds
 (its log lines) with the long history over the short one. Bronze holds no history (a batch
 only appends to it).
@@ -32,17 +32,17 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs import lake
-from jobs.config import Settings
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
-from jobs.transforms.metrics import campaign_minute_metrics
-from jobs.transforms.sessions import user_sessions
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
+from eo.core.transforms.metrics import campaign_minute_metrics
+from eo.core.transforms.sessions import user_sessions
+from eo.runtime import lake
+from eo.runtime.config import Settings
 from lab.bench import job_log
 from lab.bench.scaling import fresh_lake
 from lab.bench.spark_submit import Submitter
 from lab.bench.synthetic import PER_DAY, silver_history
-from streaming.reset import write_seed
-from streaming.run import prepare
+from ops.reset import write_seed
+from streaming.takeover import prepare
 
 
 def history_end(new_events: int) -> dt.datetime:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jobs.config import Settings
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
+from eo.runtime.config import Settings
 from lab.bench import job_log
 from lab.bench.commit_log import LakeClock, SilverRows, latencies
 from lab.bench.latency import distribution

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.config import Settings
+from eo.runtime.config import Settings
 from producer.publish import producer_config
 
 SLICE_SECONDS = 0.01

@@ -16,9 +16,9 @@ import json
 import time
 from pathlib import Path
 
-from jobs.config import Settings
-from jobs.kafka_admin import end_offsets
-from jobs.monitoring import kafka_offsets, read_checkpoint
+from eo.runtime.config import Settings
+from eo.runtime.kafka_admin import end_offsets
+from eo.runtime.monitoring import kafka_offsets, read_checkpoint
 from lab.bench import job_log
 from lab.bench.spark_submit import Submitter
 

@@ -3,7 +3,7 @@ reading, into Spark's no-op sink (make bench only).
 
     spark-submit lab/bench/raw_parse.py [--max-offsets-per-trigger N]     (lab/bench/pipeline.py)
 
-The streaming job's read (streaming/plan.py `kafka_records`) and its reading (jobs/reading.py
+The streaming job's read (streaming/plan.py `kafka_records`) and its reading (eo/runtime/reading.py
 `classify_records` as `events_plan` calls it, poison list included, plus event_date), every
 column computed and dropped: no state, no Python, no table. What is left between this and the
 job is what the job adds: the engine's dedup state, the batch's trip to Arrow and the commits.
@@ -17,12 +17,12 @@ import time
 
 from pyspark.sql import functions as F
 
-from jobs.config import load_settings
-from jobs.reading import classify_records
-from jobs.spark import build_session
+from eo.runtime.config import load_settings
+from eo.runtime.reading import classify_records
+from eo.runtime.spark import build_session
 from streaming import poison
 from streaming.plan import Source, kafka_records
-from streaming.run import prepare
+from streaming.takeover import prepare
 
 QUERY = "raw_parse"
 

@@ -8,7 +8,7 @@ Runs go back to back in one process and the best of `repeats` counts (this machi
 JVM's CPU time per record is given too, as it depends less on what else the machine runs.
 
 - `from_json`: a plain 8-string schema, nothing checked (the floor any reading sits above);
-- `parse_events`: the strict reading (jobs/transforms/parse.py, the reader UDF);
+- `parse_events`: the strict reading (eo/core/transforms/parse.py, the reader UDF);
 - `classify`: the strict reading and the reference checks (broadcast join), what refine and the
   rebuild run per record.
 """
@@ -27,9 +27,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.reference import ad_rows, campaign_rows
-from jobs.tables import ADS, CAMPAIGNS
-from jobs.transforms.parse import FIELDS, Domains, classify, parse_events
+from eo.core.reference import ad_rows, campaign_rows
+from eo.core.tables import ADS, CAMPAIGNS
+from eo.core.transforms.parse import FIELDS, Domains, classify, parse_events
 from lab.bench.synthetic import bronze_log
 
 LOG_START = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
@@ -105,9 +105,9 @@ def bench_reading(spark: SparkSession, records: int = 1_000_000, repeats: int = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jobs.config import load_settings
-    from jobs.spark import build_session
-    from lab.bench.__main__ import count
+    from eo.runtime.config import load_settings
+    from eo.runtime.spark import build_session
+    from lab.bench.sizes import count
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=count, default=1_000_000, help="e.g. 1M, 500k")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from jobs.kafka_admin import end_offsets
+from eo.runtime.kafka_admin import end_offsets
 from lab.bench import job_log
 from lab.bench.live import LiveJob
 from lab.bench.load import PacedProducer

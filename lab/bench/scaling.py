@@ -16,10 +16,10 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from batch.rebuild import rebuild
-from jobs.config import Settings
-from jobs.tables import BRONZE
+from eo.core.tables import BRONZE
+from eo.runtime.config import Settings
 from lab.bench.synthetic import bronze_log
-from streaming.run import prepare
+from streaming.takeover import prepare
 
 LOG_START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)  # bronze_log's Kafka timestamps are its event times
 

@@ -1,6 +1,6 @@
 """spark-submit for the bench's jobs, with a zip of the job packages private to the bench run.
 
-jobs.submit.submit_command zips the packages into .cache/pyfiles/, a folder other checkouts of
+eo.runtime.submit.submit_command zips the packages into .cache/pyfiles/, a folder other checkouts of
 the repo may share (a worktree's .cache can be a link to the main checkout's): a bench run
 rewriting that zip would swap the code under another checkout's running jobs. The bench builds
 its own zip in its work folder instead; the command line is otherwise submit_command's.
@@ -12,8 +12,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobs.config import REPO_ROOT, Settings
-from jobs.submit import build_pyfiles, spark_submit_binary, submit_conf, submit_env
+from eo.runtime.config import REPO_ROOT, Settings
+from eo.runtime.submit import build_pyfiles, spark_submit_binary, submit_conf, submit_env
 from lab.instances import Instance
 
 # Job settings that depend on the caller's environment and would change what is measured.

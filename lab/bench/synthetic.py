@@ -19,8 +19,8 @@ import datetime as dt
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
-from jobs.tables import BRONZE, SILVER
+from eo.core.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
+from eo.core.tables import BRONZE, SILVER
 
 PARTITIONS = 4
 PER_DAY = 1_000_000  # events per event-time day

@@ -2,7 +2,7 @@
 
     spark-submit lab/bench/unguarded.py [--max-offsets-per-trigger N]     (lab/bench/pipeline.py)
 
-The same Kafka read (streaming/plan.py `kafka_records`) and the same strict reading (jobs/reading.py
+The same Kafka read (streaming/plan.py `kafka_records`) and the same strict reading (eo/runtime/reading.py
 `classify_records`, as streaming/plan.py `events_plan` calls it, poison list included) as the
 streaming job, until caught up (availableNow); each micro-batch reaches Python as one Arrow
 table in one Spark job, as in the job, and then:
@@ -10,44 +10,39 @@ table in one Spark job, as in the job, and then:
 - no engine dedup state: every valid copy of an event is appended to silver;
 - no transaction ids, fencing or claims: plain delta-rs appends, the five at once as the job does;
 - gold: each batch's own partial aggregates (minute_metrics and sessionize of the batch's events,
-  jobs/transforms/), appended. A duplicate or a replayed batch is counted twice, and windows
+  eo/core/transforms/), appended. A duplicate or a replayed batch is counted twice, and windows
   and sessions that span batches are split: gold is NOT exact.
 
-Writes `<reports_root>/streaming/last-catch-up.json` {seconds, records} like `streaming run
---until-caught-up`, with seconds from when its session and tables are ready.
+It runs on the stream's own seams (the plan's `aligned`, the micro-batch's `Parts` and `all_at_once`,
+the query's `write_catch_up`), so only what it leaves out differs. Writes
+`<reports_root>/streaming/last-catch-up.json` {seconds, records} like `streaming run --until-caught-up`,
+with seconds from when its session and tables are ready.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs import storage
-from jobs.commits import conform
-from jobs.config import Settings, load_settings
-from jobs.reading import classify_records
-from jobs.spark import build_session
-from jobs.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
-from jobs.transforms.metrics import minute_metrics, user_tuples, window_start_column
-from jobs.transforms.sessions import as_intervals, sessionize
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.transforms.metrics import minute_metrics, user_tuples, window_start_column
+from eo.core.transforms.sessions import as_intervals, sessionize
+from eo.runtime.commits import conform
+from eo.runtime.config import Settings, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.reading import classify_records
+from eo.runtime.spark import build_session
 from streaming import poison
-from streaming.microbatch import Parts, StepTimer
-from streaming.plan import OUTPUT, Source, kafka_records
-from streaming.run import prepare
+from streaming.microbatch import Parts, StepTimer, all_at_once
+from streaming.plan import Source, aligned, kafka_records
+from streaming.query import write_catch_up
+from streaming.takeover import prepare
 
 QUERY = "unguarded"
-
-
-def aligned(frame: DataFrame) -> DataFrame:
-    """The job's one output schema (streaming/plan.py OUTPUT); missing columns null."""
-    present = set(frame.columns)
-    return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
 
 
 def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
@@ -64,7 +59,7 @@ class UnguardedBatch:
 
     def __init__(self, settings: Settings) -> None:
         names = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
-        self.tables = {t.name: storage.delta_table(settings, t.name) for t in names}
+        self.tables = {t.name: environment(settings).table(t.name) for t in names}
         self.records = 0
 
     def append(self, name: str, rows: pa.Table) -> None:
@@ -87,10 +82,7 @@ class UnguardedBatch:
             ),
             USER_SESSIONS.name: lambda: self.append(USER_SESSIONS.name, sessionize(as_intervals(events))),
         }
-        with ThreadPoolExecutor(len(work)) as pool:
-            futures = [pool.submit(step) for step in work.values()]
-        for future in futures:
-            future.result()
+        all_at_once(work)
         timer.lap("commit")
         self.records += parts.bronze.num_rows
         print(
@@ -119,11 +111,6 @@ def catch_up(settings: Settings, max_offsets: int | None) -> dict:
     write_catch_up(settings, stats)
     print(f"[{QUERY}] caught up in {stats['seconds']} s: {stats['records']:,} records", flush=True)
     return stats
-
-
-def write_catch_up(settings: Settings, stats: dict) -> None:
-    uri = f"{settings.reports_root.rstrip('/')}/streaming/last-catch-up.json"
-    storage.write_text(settings, uri, json.dumps(stats, indent=2))
 
 
 def main(argv: list[str] | None = None) -> int:

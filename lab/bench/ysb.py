@@ -1,7 +1,7 @@
 """The Yahoo Streaming Benchmark query, from one pre-loaded Kafka topic, in Spark two ways.
 
 Query: keep `view` events, join ad -> campaign, count per campaign and 10-second event-time window.
-- exactly-once: this platform's way (jobs/commits.py, as the streaming job commits gold). Each
+- exactly-once: this platform's way (eo/runtime/commits.py, as the streaming job commits gold). Each
   micro-batch's counts reach Python as Arrow and are added to a Delta table by a delta-rs MERGE
   carrying the batch's transaction id, so a replayed batch is skipped, never added twice.
 - raw: the same query with no idempotence and no table: each batch's counts are summed in the
@@ -18,9 +18,9 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs import commits
-from jobs.config import Settings
-from jobs.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
+from eo.core.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
+from eo.runtime import commits
+from eo.runtime.config import Settings
 
 WINDOW_MS = 10_000
 EVENT_SCHEMA = (

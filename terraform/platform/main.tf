@@ -1,12 +1,26 @@
-data "aws_region" "current" {}
+# The whole platform, and the one root: storage, the Delta log store, the network, Kafka (MSK
+# Serverless), IAM, the Spark runtime and Airflow. An environment is a workspace (its state) and
+# ../environments/<env>/terraform.tfvars (its names and sizes); nothing else differs:
+#
+#   terraform init -backend-config=backend.hcl
+#   terraform workspace select -or-create dev
+#   terraform apply -var-file=../environments/dev/terraform.tfvars
 
-# The whole platform: storage, the Delta log store, the network, Kafka (MSK Serverless), IAM,
-# the Spark runtime and Airflow. environments/dev and environments/prod instantiate it with their
-# own names and sizes.
+locals {
+  name_prefix       = "${var.project}-${var.environment}"
+  requirements_file = "${path.module}/../mwaa-requirements.txt"
+}
+
+provider "aws" {
+  region = var.region
+  default_tags {
+    tags = { project = var.project, environment = var.environment, managed_by = "terraform" }
+  }
+}
 
 module "storage" {
   source                 = "../modules/storage"
-  name_prefix            = var.name_prefix
+  name_prefix            = local.name_prefix
   lake_bucket_name       = var.lake_bucket_name
   checkpoint_bucket_name = var.checkpoint_bucket_name
   artifacts_bucket_name  = var.artifacts_bucket_name
@@ -24,7 +38,7 @@ module "delta_log_store" {
 
 module "network" {
   source             = "../modules/network"
-  name_prefix        = var.name_prefix
+  name_prefix        = local.name_prefix
   cidr_block         = var.vpc_cidr
   availability_zones = var.availability_zones
   single_nat_gateway = var.single_nat_gateway
@@ -34,7 +48,7 @@ module "network" {
 
 module "kafka" {
   source             = "../modules/kafka"
-  cluster_name       = "${var.name_prefix}-kafka"
+  cluster_name       = "${local.name_prefix}-kafka"
   subnet_ids         = module.network.private_subnet_ids
   security_group_ids = [module.network.msk_security_group_id]
   tags               = var.tags
@@ -42,7 +56,7 @@ module "kafka" {
 
 module "iam" {
   source                   = "../modules/iam"
-  name_prefix              = var.name_prefix
+  name_prefix              = local.name_prefix
   lake_bucket_arn          = module.storage.bucket_arns["lake"]
   checkpoint_bucket_arn    = module.storage.bucket_arns["checkpoints"]
   artifacts_bucket_arn     = module.storage.bucket_arns["artifacts"]
@@ -53,13 +67,13 @@ module "iam" {
   kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix
   kafka_group_arn_prefix   = module.kafka.group_arn_prefix
   kafka_topic              = var.kafka_topic
-  airflow_environment_name = "${var.name_prefix}-airflow"
+  airflow_environment_name = "${local.name_prefix}-airflow"
   tags                     = var.tags
 }
 
 module "compute" {
   source             = "../modules/compute"
-  name_prefix        = var.name_prefix
+  name_prefix        = local.name_prefix
   release_label      = var.emr_release_label
   image_uri          = var.spark_image_uri
   max_vcpu           = var.max_vcpu
@@ -71,19 +85,59 @@ module "compute" {
 
 module "orchestration" {
   source                        = "../modules/orchestration"
-  name_prefix                   = var.name_prefix
-  environment_name              = "${var.name_prefix}-airflow"
+  name_prefix                   = local.name_prefix
+  environment_name              = "${local.name_prefix}-airflow"
   dags_bucket_name              = var.dags_bucket_name
   access_log_bucket_name        = var.access_log_bucket_name
   environment_class             = var.airflow_environment_class
   execution_role_arn            = module.iam.airflow_role_arn
   kms_key_arn                   = module.storage.kms_key_arn
-  requirements_file             = var.requirements_file
+  requirements_file             = local.requirements_file
   subnet_ids                    = slice(module.network.private_subnet_ids, 0, 2) # MWAA takes exactly two
   security_group_ids            = [module.network.airflow_security_group_id]
   force_destroy                 = var.force_destroy
   airflow_configuration_options = { "core.default_timezone" = "utc" }
   # The one environment switch: EO_ENV=aws makes the DAGs' Spark operator submit to EMR Serverless.
-  environment_variables = { EO_ENV = "aws", EO_AWS_REGION = data.aws_region.current.region }
+  environment_variables = { EO_ENV = "aws", EO_AWS_REGION = var.region }
   tags                  = var.tags
+}
+
+# Each environment used to be a root of its own (environments/<env>/main.tf) calling this folder as
+# module "platform", its state at the same S3 key its workspace has now. These carry such a state
+# over: the plan then moves every module and changes nothing but the local path of the MWAA
+# requirements object (../../ became ../), uploaded again as is. No-ops for a state made here.
+
+moved {
+  from = module.platform.module.storage
+  to   = module.storage
+}
+
+moved {
+  from = module.platform.module.delta_log_store
+  to   = module.delta_log_store
+}
+
+moved {
+  from = module.platform.module.network
+  to   = module.network
+}
+
+moved {
+  from = module.platform.module.kafka
+  to   = module.kafka
+}
+
+moved {
+  from = module.platform.module.iam
+  to   = module.iam
+}
+
+moved {
+  from = module.platform.module.compute
+  to   = module.compute
+}
+
+moved {
+  from = module.platform.module.orchestration
+  to   = module.orchestration
 }

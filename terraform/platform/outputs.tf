@@ -1,5 +1,11 @@
-# The application's cloud configuration comes from these outputs and nothing else:
-# `terraform output -json > ../../../conf/terraform-outputs/<env>.json` (see README, deploy guide).
+# The application's cloud configuration comes from these outputs and nothing else, by name
+# (conf/platform.toml's ${tf:name}; eo/cloud/outputs.py REQUIRED_OUTPUTS): in the environment's
+# workspace, `terraform output -json > ../../conf/terraform-outputs/aws.json` (docs/cloud.md).
+
+output "region" {
+  description = "AWS region of the environment."
+  value       = var.region
+}
 
 output "lake_bucket" {
   description = "Delta tables under lake/, reports under reports/."

@@ -1,31 +1,55 @@
-variable "name_prefix" {
+# No default: every environment chooses (../environments/<env>/terraform.tfvars sets it; a test checks).
+# A default: one value for every environment, set in a tfvars only where an environment differs.
+
+variable "environment" {
   type        = string
-  description = "Prefix of every resource name: <project>-<environment>."
+  description = "Environment name (dev, prod): second part of every resource name, a default tag, and the workspace that keys the state."
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]{1,11}$", var.environment)) && var.environment != "default"
+    error_message = "A short lowercase name such as dev or prod."
+  }
+
+  validation {
+    condition     = var.environment == terraform.workspace
+    error_message = "These tfvars are for ${var.environment}, the selected workspace (the state) is ${terraform.workspace}: run `terraform workspace select -or-create ${var.environment}`, or pass the tfvars of ${terraform.workspace}."
+  }
+}
+
+variable "project" {
+  type        = string
+  description = "Project name, first part of every resource name, a default tag."
+  default     = "eo"
+}
+
+variable "region" {
+  type        = string
+  description = "AWS region of the environment."
 }
 
 variable "lake_bucket_name" {
   type        = string
-  description = "Bucket for the Delta tables and reports."
+  description = "Bucket for the Delta tables and reports (globally unique)."
 }
 
 variable "checkpoint_bucket_name" {
   type        = string
-  description = "Bucket for the streaming checkpoints."
+  description = "Bucket for the streaming checkpoints (globally unique)."
 }
 
 variable "artifacts_bucket_name" {
   type        = string
-  description = "Bucket for job code, jars and config."
+  description = "Bucket for job code, jars and config (globally unique)."
 }
 
 variable "access_log_bucket_name" {
   type        = string
-  description = "Bucket for the S3 access logs of the others."
+  description = "Bucket for the S3 access logs of the others (globally unique)."
 }
 
 variable "dags_bucket_name" {
   type        = string
-  description = "MWAA source bucket (name must start with airflow-)."
+  description = "MWAA source bucket; its name must start with airflow- (globally unique)."
 }
 
 variable "log_store_table_name" {
@@ -35,18 +59,49 @@ variable "log_store_table_name" {
 
 variable "vpc_cidr" {
   type        = string
-  description = "IPv4 range of the platform's VPC (a /16)."
+  description = "IPv4 range of the environment's VPC (a /16, not overlapping networks it may be peered with)."
 }
 
 variable "availability_zones" {
   type        = list(string)
-  description = "Availability zones the subnets span (two at least; MWAA uses the first two)."
+  description = "Availability zones of the region the subnets span (two at least; MWAA uses the first two)."
 }
 
 variable "single_nat_gateway" {
   type        = bool
-  description = "One NAT gateway shared by all zones (dev) instead of one per zone (prod)."
-  default     = false
+  description = "One NAT gateway shared by all zones (cheaper, dev) instead of one per zone (prod)."
+}
+
+variable "max_vcpu" {
+  type        = string
+  description = "Upper bound of vCPUs for all Spark job runs together."
+}
+
+variable "max_memory" {
+  type        = string
+  description = "Upper bound of memory for all Spark job runs together."
+}
+
+variable "airflow_environment_class" {
+  type        = string
+  description = "MWAA environment class."
+}
+
+variable "force_destroy" {
+  type        = bool
+  description = "Let terraform destroy delete non-empty buckets (dev only)."
+}
+
+variable "emr_release_label" {
+  type        = string
+  description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label (a test checks)."
+  default     = "emr-spark-8.2.0" # make jars-emr resolves the jars for it
+}
+
+variable "spark_image_uri" {
+  type        = string
+  description = "Custom EMR Serverless image (ECR URI) built on the release's base image with the jobs' Python packages; empty for the stock image."
+  default     = ""
 }
 
 variable "kafka_topic" {
@@ -55,48 +110,8 @@ variable "kafka_topic" {
   default     = "clickstream"
 }
 
-variable "emr_release_label" {
-  type        = string
-  description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label (a test checks)."
-}
-
-variable "spark_image_uri" {
-  type        = string
-  description = "Custom EMR Serverless image with the platform's Python packages, or empty."
-  default     = ""
-}
-
-variable "max_vcpu" {
-  type        = string
-  description = "Upper bound of vCPUs for all Spark job runs together."
-  default     = "16 vCPU"
-}
-
-variable "max_memory" {
-  type        = string
-  description = "Upper bound of memory for all Spark job runs together."
-  default     = "64 GB"
-}
-
-variable "airflow_environment_class" {
-  type        = string
-  description = "MWAA environment class."
-  default     = "mw1.small"
-}
-
-variable "requirements_file" {
-  type        = string
-  description = "requirements.txt uploaded for MWAA."
-}
-
-variable "force_destroy" {
-  type        = bool
-  description = "Let terraform destroy delete non-empty buckets (dev only)."
-  default     = false
-}
-
 variable "tags" {
   type        = map(string)
-  description = "Tags applied to every resource."
+  description = "Tags applied to every resource, besides the provider's default tags (project, environment, managed_by)."
   default     = {}
 }

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 from lab.bench.report import PLOTS, REQUIRED_METRICS, TARGETS
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -3,7 +3,7 @@
 `hostile.jsonl` holds one case a line: `name`, `class`, the record as `text` (UTF-8) or `b64`
 (exact bytes that are not UTF-8 text), `expect` (a quarantine reason, or `valid`) and an
 optional `note`. Cases of class `poison` hold POISON_MARKER: under EO_FAULT_POISON=<marker>
-they fail their Spark task (jobs/faults.py); without it they are valid events.
+they fail their Spark task (lab/faults.py); without it they are valid events.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 

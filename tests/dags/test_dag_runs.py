@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from airflow.sdk import DagRunState
 
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, USER_SESSIONS
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, USER_SESSIONS
 from tests.conftest import settings_env
 from tests.helpers import sorted_rows
 

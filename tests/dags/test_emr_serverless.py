@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from jobs import emr_serverless
-from jobs.cloud import emr_runtime
-from jobs.config import REPO_ROOT, load_settings
+from eo.cloud import emr_serverless
+from eo.cloud.outputs import emr_runtime
+from eo.runtime.config import REPO_ROOT, load_settings
 
 pytestmark = pytest.mark.unit
 
@@ -74,7 +74,7 @@ def test_upload_puts_every_artifact_the_job_driver_names(aws):
 
 @pytest.fixture
 def uploaded(aws):
-    """The artifacts as `python -m jobs.emr_serverless upload` leaves them: job drivers read its manifest."""
+    """The artifacts as `python -m eo.cloud.emr_serverless upload` leaves them: job drivers read its manifest."""
     emr_serverless.upload(load_settings("aws"), aws["s3"], log=lambda _: None)
     return aws
 

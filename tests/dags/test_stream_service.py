@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from infra.stream_service import EmrStreamService, LocalStreamService, stream_service, supervise
-from jobs.config import load_settings
+from eo.runtime.config import load_settings
+from ops.stream_service import EmrStreamService, LocalStreamService, stream_service, supervise
 from tests.dags.test_emr_serverless import aws  # noqa: F401 - the moto AWS fixture
 
 pytestmark = pytest.mark.unit
@@ -87,7 +87,7 @@ class RunningRuns:
 
 
 def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws):  # noqa: F811
-    from jobs import emr_serverless
+    from eo.cloud import emr_serverless
 
     settings = load_settings("aws")
     emr_serverless.upload(settings, aws["s3"], log=lambda _: None)
@@ -110,7 +110,7 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
 
 
 def test_by_hand_the_stream_starts_once_as_the_service_the_supervisor_watches(monkeypatch, capsys):
-    import infra.stream_service as module
+    import ops.stream_service as module
 
     service = FakeService(started="job run 00abc")
     monkeypatch.setattr(module, "stream_service", lambda settings: service)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from delta.tables import DeltaTable
 
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS
+from eo.runtime.config import REPO_ROOT
 from infra.airflow import USER, AirflowService
-from jobs.config import REPO_ROOT
-from jobs.tables import CAMPAIGN_MINUTE_METRICS
 from tests.conftest import settings_env
 from tests.e2e.airflow_ui import (
     CHROMIUM,

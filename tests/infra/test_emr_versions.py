@@ -4,12 +4,13 @@ run (jars built for another Spark, a log store from another Delta)."""
 
 import re
 
+import hcl2
 import pytest
 
+from eo.cloud.emr_serverless import EMR_JARS_DIR, emr_jar_paths
+from eo.cloud.outputs import emr_runtime
+from eo.runtime.config import REPO_ROOT
 from infra.s3 import tfvars
-from jobs.cloud import emr_runtime
-from jobs.config import REPO_ROOT
-from jobs.emr_serverless import EMR_JARS_DIR, emr_jar_paths
 
 pytestmark = pytest.mark.unit
 
@@ -29,7 +30,11 @@ def release_labels_in_terraform() -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_each_environment_deploys_the_release_the_jars_are_resolved_for(env):
-    label = tfvars(TF / "environments" / env / "terraform.tfvars")["emr_release_label"]
+    """The platform root's default, unless the environment's tfvars sets another."""
+    with open(TF / "platform" / "variables.tf") as fh:
+        variable = next(v['"emr_release_label"'] for v in hcl2.load(fh)["variable"] if '"emr_release_label"' in v)
+    label = tfvars(TF / "environments" / env / "terraform.tfvars").get("emr_release_label", variable["default"])
+    label = label.strip('"')
     assert label == emr_runtime().release_label, f"{env} deploys {label}; infra/maven/emr/pom.xml resolves for another"
 
 

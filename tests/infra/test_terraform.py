@@ -11,8 +11,8 @@ from pathlib import Path
 import hcl2
 import pytest
 
-from infra.s3 import BUCKET_OUTPUTS, local_outputs, tfvars
-from jobs.cloud import (
+from eo.cloud.emr_serverless import JAR_MANIFEST
+from eo.cloud.outputs import (
     KAFKA_CLUSTER_ACTIONS,
     LOG_STORE_ACTIONS,
     LOG_STORE_KEYS,
@@ -25,15 +25,18 @@ from jobs.cloud import (
     SPARK_S3_BUCKET_ACTIONS,
     SPARK_S3_OBJECT_ACTIONS,
 )
-from jobs.config import REPO_ROOT, load_settings
-from jobs.emr_serverless import JAR_MANIFEST
-from jobs.kafka_admin import OFFSETS_GROUP
+from eo.runtime.config import REPO_ROOT, load_settings
+from eo.runtime.kafka_admin import OFFSETS_GROUP
+from infra.s3 import BUCKET_OUTPUTS, local_outputs, tfvars
 
 pytestmark = pytest.mark.unit
 
 TF = REPO_ROOT / "terraform"
 MODULES = sorted(p for p in (TF / "modules").iterdir() if p.is_dir())
-ROOTS = [TF / "platform", TF / "environments" / "dev", TF / "environments" / "prod"]
+ROOT = TF / "platform"  # the one root: every environment applies it with its own tfvars and workspace
+ENVIRONMENTS = sorted(p for p in (TF / "environments").iterdir() if p.is_dir())
+# The modules environments/<env>/main.tf called through module "platform" before it became the root.
+FORMER_PLATFORM_MODULES = {"storage", "delta_log_store", "network", "kafka", "iam", "compute", "orchestration"}
 
 
 def parse(path: Path) -> dict:
@@ -68,7 +71,7 @@ def test_every_module_has_the_four_files_and_a_readme():
         assert {"main.tf", "variables.tf", "outputs.tf", "versions.tf", "README.md"} <= names, module.name
 
 
-@pytest.mark.parametrize("folder", MODULES + ROOTS, ids=lambda p: str(p.relative_to(TF)))
+@pytest.mark.parametrize("folder", [*MODULES, ROOT], ids=lambda p: str(p.relative_to(TF)))
 def test_every_variable_is_typed_and_described(folder):
     variables = blocks(folder, "variable")
     assert variables, folder
@@ -77,17 +80,52 @@ def test_every_variable_is_typed_and_described(folder):
         assert unquote(body.get("description", "")).strip(), f"{folder.name}.{name} has no description"
 
 
-def test_environments_output_everything_the_application_reads():
-    for env in ("dev", "prod"):
-        outputs = set(blocks(TF / "environments" / env, "output"))
-        assert set(REQUIRED_OUTPUTS) <= outputs, set(REQUIRED_OUTPUTS) - outputs
-    assert set(blocks(TF / "environments" / "dev", "output")) == set(blocks(TF / "environments" / "prod", "output"))
+def test_the_root_outputs_everything_the_application_reads():
+    outputs = blocks(ROOT, "output")
+    assert set(REQUIRED_OUTPUTS) <= set(outputs), set(REQUIRED_OUTPUTS) - set(outputs)
+    for name, body in outputs.items():
+        assert unquote(body.get("description", "")).strip(), f"output {name} has no description"
 
 
-def test_environments_keep_state_in_s3_with_locking():
-    for env in ("dev", "prod"):
-        backend = parse(TF / "environments" / env / "main.tf")["terraform"][0]["backend"][0]['"s3"']
-        assert backend["use_lockfile"] is True and backend["encrypt"] is True
+def test_an_environment_is_only_its_tfvars():
+    """Code, variables and outputs are typed once, in the root; an environment holds what differs."""
+    assert [env.name for env in ENVIRONMENTS] == ["dev", "prod"]
+    for env in ENVIRONMENTS:
+        assert sorted(p.name for p in env.iterdir()) == ["terraform.tfvars"], env.name
+
+
+def test_every_environment_sets_each_variable_without_default_and_no_undeclared_one():
+    variables = blocks(ROOT, "variable")
+    required = {name for name, body in variables.items() if "default" not in body}
+    assert {"environment", "region", "lake_bucket_name", "force_destroy"} <= required
+    for env in ENVIRONMENTS:
+        values = tfvars(env / "terraform.tfvars")
+        assert required <= set(values), f"{env.name} does not set {required - set(values)}"
+        assert set(values) <= set(variables), f"{env.name} sets undeclared {set(values) - set(variables)}"
+        assert values["environment"] == env.name
+
+
+def test_state_in_s3_with_locking_one_object_per_environment():
+    backend = parse(ROOT / "versions.tf")["terraform"][0]["backend"][0]['"s3"']
+    assert backend["use_lockfile"] is True and backend["encrypt"] is True
+    assert "bucket" not in backend, "the state bucket is the user's (backend.hcl)"
+    # Workspace <env> keeps its state at effectively-once/<env>/terraform.tfstate: the key of each
+    # environment's state when it was a root of its own.
+    assert unquote(backend["workspace_key_prefix"]) == "effectively-once"
+    assert unquote(backend["key"]) == "terraform.tfstate"
+    # An environment's tfvars plan against that environment's state only.
+    conditions = [v["condition"] for v in blocks(ROOT, "variable")["environment"]["validation"]]
+    assert "${var.environment == terraform.workspace}" in conditions
+
+
+def test_a_state_of_the_former_environment_roots_moves_to_the_root_unchanged():
+    main = parse(ROOT / "main.tf")
+    modules = {unquote(k) for block in main["module"] for k in block}
+    moved = {(block["from"], block["to"]) for block in main.get("moved", [])}
+    assert FORMER_PLATFORM_MODULES <= modules
+    assert moved == {(f"${{module.platform.module.{m}}}", f"${{module.{m}}}") for m in FORMER_PLATFORM_MODULES}
+    name_prefix = unquote(main["locals"][0]["name_prefix"])
+    assert name_prefix == "${var.project}-${var.environment}", "the former roots named everything eo-<env>"
 
 
 def iam_locals() -> dict:
@@ -208,8 +246,8 @@ def test_compute_airflow_and_kafka_live_in_the_network_modules_subnets_and_group
     assert modules["orchestration"]["security_group_ids"] == ["${module.network.airflow_security_group_id}"]
     assert modules["kafka"]["subnet_ids"] == "${module.network.private_subnet_ids}"
     assert modules["kafka"]["security_group_ids"] == ["${module.network.msk_security_group_id}"]
-    for env in ("dev", "prod"):
-        variables = tfvars(TF / "environments" / env / "terraform.tfvars")
+    for env in ENVIRONMENTS:
+        variables = tfvars(env / "terraform.tfvars")
         assert not {"subnet_ids", "security_group_ids"} & set(variables), "no placeholder network ids"
         assert len(variables["availability_zones"]) >= 2
 
@@ -252,7 +290,7 @@ def test_local_s3_bootstraps_the_dev_environments_names():
 def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():
     """stream_supervisor on MWAA lists, starts and cancels the eo-stream job run, and reads the
     checkpoint (and the seed's Delta log, for the VACUUM guard) on S3."""
-    from infra.stream_service import EmrStreamService
+    from ops.stream_service import EmrStreamService
 
     policy = (TF / "modules" / "iam" / "main.tf").read_text()
     airflow = policy[policy.index('resource "aws_iam_role_policy" "airflow"') :]

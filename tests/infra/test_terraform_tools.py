@@ -10,11 +10,13 @@ import subprocess
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
+from infra.s3 import tfvars
 
 pytestmark = pytest.mark.integration
 
 TF = REPO_ROOT / "terraform"
+ENVIRONMENTS = sorted(p.name for p in (TF / "environments").iterdir() if p.is_dir())
 
 
 def terraform_binary() -> str | None:
@@ -33,16 +35,30 @@ def test_terraform_fmt():
     assert result.returncode == 0, f"unformatted: {result.stdout}"
 
 
-def test_checkov_finds_nothing_and_every_skip_is_justified():
+@pytest.mark.parametrize("environment", ENVIRONMENTS)
+def test_checkov_finds_nothing_in_each_environment(environment):
+    """The root with the environment's tfvars, so every count and for_each expands as it deploys."""
     checkov = REPO_ROOT / ".cache" / "checkov-venv" / "bin" / "checkov"
     assert checkov.exists(), "run `make checkov-venv` (make test does)"
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
+    var_file = TF / "environments" / environment / "terraform.tfvars"
     out = subprocess.run(
-        [str(checkov), "-d", str(TF), "--framework", "terraform", "-o", "json", "--quiet", "--skip-download"],
+        [str(checkov), "-d", str(TF), "--framework", "terraform", "-o", "json", "--skip-download",
+         "--var-file", str(var_file)],
         capture_output=True, text=True, env=env,
     ).stdout  # fmt: skip
-    summary = json.loads(out[out.index("{") :])["summary"]
-    assert summary["failed"] == 0 and summary["passed"] > 100, summary
+    report = json.loads(out[out.index("{") :])
+    summary = report["summary"]
+    assert summary["failed"] == 0 and summary["passed"] > 150, summary
+    subnets = {
+        check["resource"]
+        for check in report["results"]["passed_checks"]
+        if check["resource"].startswith("module.network.aws_subnet.private[")
+    }
+    assert len(subnets) == len(tfvars(var_file)["availability_zones"]), "checked with the environment's values"
+
+
+def test_every_checkov_skip_is_justified():
     for tf in TF.rglob("*.tf"):
         for skip in re.findall(r"#checkov:skip=([A-Z0-9_]+)(:?)(.*)", tf.read_text()):
             assert skip[1] == ":" and len(skip[2].strip()) > 20, f"{tf}: {skip[0]} skipped without a reason"

@@ -13,10 +13,11 @@ from delta.tables import DeltaTable
 
 from batch.rebuild import rebuild
 from batch.verify import verify
-from jobs.quality.site import remote_links
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, SILVER
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER
+from eo.runtime.quality.site import remote_links
 from producer.generator import QUARANTINE_KINDS
-from streaming.run import Knobs, run
+from streaming.query import Knobs
+from streaming.run import run
 from tests.conftest import lake_settings
 from tests.integration.producing import produce
 
@@ -25,7 +26,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def flowed(spark, kafka, tmp_path_factory):
-    from jobs.kafka_admin import ensure_topic
+    from eo.runtime.kafka_admin import ensure_topic
 
     settings = lake_settings(tmp_path_factory.mktemp("flow"), kafka_bootstrap=kafka.bootstrap)
     ensure_topic(settings)

@@ -14,9 +14,10 @@ from pyspark.sql import functions as F
 
 from batch.rebuild import rebuild
 from batch.verify import verify
-from jobs import lake
-from jobs.tables import QUARANTINE, SILVER
+from eo.core.tables import QUARANTINE, SILVER
+from eo.runtime import hooks, lake
 from lab.bench.pipeline import caught_up
+from lab.faults import FaultHooks
 from lab.instances import Instance, committed_batches
 from producer.generator import ClickstreamGenerator, Message, Rates
 from producer.publish import publish
@@ -72,7 +73,7 @@ def wait_until(check, timeout: float, what: str, instance: Instance) -> None:
 def test_hostile_records_leave_the_stream_running_and_all_land_where_they_should(
     spark, pipeline, tmp_path, monkeypatch
 ):
-    monkeypatch.setenv("EO_FAULT_POISON", POISON_MARKER)  # the corpus's poison records fail their task
+    monkeypatch.setattr(hooks, "_installed", FaultHooks(poison=POISON_MARKER))  # the corpus's poison records fail
     cases = load_corpus()
     half = len(cases) // 2
     env = {**settings_env(pipeline), "EO_FAULT_POISON": POISON_MARKER}

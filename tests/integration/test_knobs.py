@@ -3,11 +3,13 @@ availableNow, and with unlimited ones on a processing-time trigger, gives identi
 
 import pytest
 
-from jobs.kafka_admin import topic_partitions
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.runtime.kafka_admin import topic_partitions
 from producer.generator import Rates
 from streaming.plan import Source
-from streaming.run import Knobs, bootstrap_offsets, prepare, run, start_query
+from streaming.query import Knobs, bootstrap_offsets, start_query
+from streaming.run import run
+from streaming.takeover import prepare
 from tests.helpers import micro_batch, sorted_rows
 from tests.integration.producing import produce
 

@@ -13,10 +13,12 @@ import uuid
 
 import pytest
 
+from eo.cloud.dynamodb_lease import DynamoLease
+from eo.cloud.s3 import ObjectStoreFiles
+from eo.runtime.config import REPO_ROOT, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.fencing import Fence, Fenced
 from infra.s3 import LocalS3
-from jobs import storage
-from jobs.config import REPO_ROOT, load_settings
-from jobs.fencing import DynamoLease, Fence, Fenced, lease_for
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +50,7 @@ def local_s3(tmp_path_factory):
 
 def test_epochs_come_from_the_servers_dynamodb_and_fence_a_zombie(local_s3):
     settings, _ = local_s3
-    lease = lease_for(settings, None)
+    lease = environment(settings).lease()
     assert isinstance(lease, DynamoLease)
     job = f"events-{uuid.uuid4().hex[:6]}"
     zombie = Fence.start(lease, job)
@@ -60,8 +62,8 @@ def test_epochs_come_from_the_servers_dynamodb_and_fence_a_zombie(local_s3):
 
 def test_vacuum_is_refused_while_a_stream_on_s3_lags_behind(local_s3):
     settings, env = local_s3
-    fs = storage.files(settings)
-    assert isinstance(fs, storage.ObjectStoreFiles)
+    fs = environment(settings).lake_files
+    assert isinstance(fs, ObjectStoreFiles)
     # The seed table has 3 commits from 300 hours ago; the stream reading it has read none of them.
     stamp = int((time.time() - 300 * 3600) * 1000)
     for version in range(3):

@@ -9,10 +9,12 @@ from decimal import Decimal
 
 import pytest
 
-from jobs import faults
-from jobs.fencing import Fence, Fenced, PostgresLease
-from jobs.sinks import postgres
-from jobs.sinks.postgres import PostgresSink, read_metrics
+from eo.runtime import hooks
+from eo.runtime.fencing import Fence, Fenced, PostgresLease
+from eo.runtime.hooks import Hooks
+from eo.runtime.sinks import postgres
+from eo.runtime.sinks.postgres import PostgresSink, read_metrics
+from lab import weak_sinks
 
 pytestmark = pytest.mark.integration  # a real PostgreSQL server (the pg_dsn fixture)
 
@@ -27,17 +29,20 @@ class Crash(Exception):
 @pytest.fixture
 def sink_for(pg_dsn):
     postgres.create_tables(pg_dsn)
+    weak_sinks.create_tables(pg_dsn)
     lease = PostgresLease(pg_dsn)
     fence = Fence.start(lease, "events")
-    return lambda guarantee, f=fence: PostgresSink(pg_dsn, guarantee, f)
+    kinds = {"exactly-once": PostgresSink, **weak_sinks.SINKS}
+    return lambda guarantee, f=fence: kinds[guarantee](pg_dsn, f)
 
 
 def crash_at(monkeypatch, name: str) -> None:
-    def point(at: str) -> None:
-        if at == name:
-            raise Crash(at)
+    class CrashAt(Hooks):
+        def point(self, at: str) -> None:
+            if at == name:
+                raise Crash(at)
 
-    monkeypatch.setattr(faults, "point", point)
+    monkeypatch.setattr(hooks, "_installed", CrashAt())
 
 
 def totals(dsn: str, guarantee: str) -> dict:
@@ -58,7 +63,7 @@ def test_exactly_once_crash_before_commit_leaves_nothing_and_the_replay_applies_
     with pytest.raises(Crash):
         sink.deliver(0, BATCH)
     assert totals(pg_dsn, "exactly-once") == {}
-    monkeypatch.setattr(faults, "point", lambda at: None)
+    monkeypatch.setattr(hooks, "_installed", Hooks())
     sink.deliver(0, BATCH)
     assert totals(pg_dsn, "exactly-once")[("c001", "purchase")] == (2, Decimal("10.50"))
 
@@ -68,7 +73,7 @@ def test_exactly_once_crash_after_commit_is_not_applied_twice(sink_for, pg_dsn, 
     crash_at(monkeypatch, "sink.exactly-once.after_commit")
     with pytest.raises(Crash):
         sink.deliver(0, BATCH)
-    monkeypatch.setattr(faults, "point", lambda at: None)
+    monkeypatch.setattr(hooks, "_installed", Hooks())
     assert sink.deliver(0, BATCH) == "skipped: already committed"
     assert totals(pg_dsn, "exactly-once")[("c001", "purchase")] == (2, Decimal("10.50"))
 
@@ -78,7 +83,7 @@ def test_at_least_once_repeats_a_replayed_batch(sink_for, pg_dsn, monkeypatch):
     crash_at(monkeypatch, "sink.at-least-once.after_commit")
     with pytest.raises(Crash):
         sink.deliver(0, BATCH)
-    monkeypatch.setattr(faults, "point", lambda at: None)
+    monkeypatch.setattr(hooks, "_installed", Hooks())
     sink.deliver(0, BATCH)
     assert totals(pg_dsn, "at-least-once")[("c001", "purchase")] == (4, Decimal("21.00"))
 
@@ -88,12 +93,12 @@ def test_at_most_once_loses_a_batch_crashed_between_progress_and_rows(sink_for, 
     crash_at(monkeypatch, "sink.at-most-once.between")
     with pytest.raises(Crash):
         sink.deliver(0, BATCH)
-    monkeypatch.setattr(faults, "point", lambda at: None)
+    monkeypatch.setattr(hooks, "_installed", Hooks())
     assert sink.deliver(0, BATCH) == "skipped: progress says delivered"
     assert totals(pg_dsn, "at-most-once") == {}
 
 
-@pytest.mark.parametrize("guarantee", postgres.GUARANTEES)
+@pytest.mark.parametrize("guarantee", weak_sinks.GUARANTEES)
 def test_a_zombie_never_writes_a_row(sink_for, pg_dsn, guarantee):
     zombie = sink_for(guarantee)
     Fence.start(PostgresLease(pg_dsn), "events")  # a newer instance takes over

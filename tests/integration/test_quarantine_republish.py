@@ -1,4 +1,4 @@
-"""python -m batch.quarantine republish on a real broker: bronze's exact bytes arrive in the topic."""
+"""python -m ops.quarantine republish on a real broker: bronze's exact bytes arrive in the topic."""
 
 import csv
 import time
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from batch.quarantine import main
-from jobs.kafka_admin import client_config
+from eo.runtime.kafka_admin import client_config
+from ops.quarantine import main
 from tests.helpers import event
 from tests.unit.test_quarantine_cli import build_lake
 
@@ -28,7 +28,7 @@ SPEC = [
 def consume(settings, expected: int, timeout: float = 30.0) -> list:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    from jobs.kafka_admin import topic_partitions
+    from eo.runtime.kafka_admin import topic_partitions
 
     consumer = Consumer(client_config(settings, **{"group.id": f"t-{uuid.uuid4().hex}", "enable.auto.commit": False}))
     consumer.assign([TopicPartition(settings.topic, p, OFFSET_BEGINNING) for p in topic_partitions(settings)])

@@ -9,12 +9,13 @@ import pytest
 
 from batch.rebuild import rebuild
 from batch.verify import verify
-from jobs import lake
-from jobs.tables import SILVER
+from eo.core.tables import SILVER
+from eo.runtime import lake
+from ops.reset import reset
 from producer.generator import ClickstreamGenerator, Message, Rates
 from producer.publish import publish
-from streaming.reset import reset
-from streaming.run import QUERY, Knobs, run
+from streaming.query import Knobs
+from streaming.run import QUERY, run
 from tests.integration.producing import produce
 
 pytestmark = pytest.mark.integration

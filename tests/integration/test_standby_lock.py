@@ -12,8 +12,9 @@ import threading
 
 import pytest
 
-from jobs.fencing import FileLease
-from streaming.standby import ActiveLock, wait_for_turn
+from eo.runtime.active import ActiveLock
+from eo.runtime.fencing import FileLease
+from streaming.standby import wait_for_turn
 
 pytestmark = pytest.mark.integration
 

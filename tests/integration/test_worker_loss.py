@@ -10,8 +10,8 @@ import pytest
 
 from batch.rebuild import rebuild
 from batch.verify import verify
+from eo.runtime.submit import run_job, submit_command, submit_env
 from infra.spark_cluster import SparkCluster
-from jobs.submit import run_job, submit_command, submit_env
 from lab.instances import committed_batches
 from tests.conftest import settings_env
 from tests.integration.producing import produce

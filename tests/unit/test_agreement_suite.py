@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.quality import expectations as expect
-from jobs.quality.diff import diff_counts, table_diff, value_columns
-from jobs.quality.evidence import Evidence
+from eo.core.quality import expectations as expect
+from eo.core.quality.diff import diff_counts, table_diff, value_columns
+from eo.runtime.quality.evidence import Evidence
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 
@@ -55,8 +55,8 @@ def test_a_run_gets_a_note_with_the_days_it_covers(plugin, tmp_path, monkeypatch
 
 
 def test_a_verify_note_counts_rebuilds_whose_asset_events_airflow_folded(plugin, tmp_path, monkeypatch):
-    from jobs.config import load_settings
-    from jobs.quality.ledger import record_rebuilt
+    from eo.runtime.config import load_settings
+    from eo.runtime.quality.ledger import record_rebuilt
 
     monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))
     record_rebuilt(load_settings(), "2026-11-06T00:00:00+00:00/2026-11-07T00:00:00+00:00", "manual__1")

@@ -12,12 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lab.bench.__main__ import PHASES, QUICK, count, counts, main
+from lab.bench.__main__ import main
 from lab.bench.commit_log import DeltaLog, LakeClock, batch_commit_times, commit_times_of, latencies
 from lab.bench.job_log import batches, busy_batches, ready_seconds, seed_seconds
 from lab.bench.latency import distribution, median_and_spread, search_sustained_rate
 from lab.bench.report import OTHER_METRICS, REQUIRED_METRICS, TARGETS, summary_markdown, target_rows
 from lab.bench.scaling import scaling_exponent
+from lab.bench.sizes import PHASES, QUICK, count, counts
 from lab.bench.ysb import compare_counts
 
 pytestmark = pytest.mark.unit

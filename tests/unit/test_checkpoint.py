@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import load_settings
+from eo.runtime.config import load_settings
 from streaming import checkpoint
 
 pytestmark = pytest.mark.unit

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from jobs import cli
-from jobs.spark import MissingJarsError
+from eo.runtime import cli
+from eo.runtime.jars import MissingJarsError
 
 pytestmark = pytest.mark.unit
 
@@ -56,8 +56,8 @@ def test_a_bug_keeps_its_traceback_and_a_known_failure_is_one_line(capsys):
 
 def test_rebuilding_live_tables_waits_for_the_stream_to_stop(monkeypatch, tmp_path, capsys):
     from batch import rebuild
-    from jobs.config import load_settings
-    from streaming.standby import ActiveLock
+    from eo.runtime.active import ActiveLock
+    from eo.runtime.config import load_settings
 
     monkeypatch.setenv("EO_CHECKPOINT_ROOT", str(tmp_path))
     stream = ActiveLock.for_job(load_settings(), ["events"])

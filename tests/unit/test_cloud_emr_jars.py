@@ -10,10 +10,10 @@ import re
 import pytest
 from botocore.exceptions import ClientError
 
-from jobs import emr_serverless
-from jobs.cloud import RuntimeMismatch, emr_runtime
-from jobs.config import load_settings
-from jobs.spark import MissingJarsError
+from eo.cloud import emr_serverless
+from eo.cloud.outputs import RuntimeMismatch, emr_runtime
+from eo.runtime.config import load_settings
+from eo.runtime.jars import MissingJarsError
 
 pytestmark = pytest.mark.unit
 
@@ -110,13 +110,15 @@ def test_an_application_on_another_release_is_refused(runtime):
 def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the_delta_package(
     runtime, outputs, tmp_path, monkeypatch
 ):
-    import jobs.submit
+    import eo.runtime.submit
 
     monkeypatch.setattr(
         emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
     )
     monkeypatch.setattr(emr_serverless, "terraform_outputs", lambda settings: outputs)
-    monkeypatch.setattr(jobs.submit, "build_pyfiles", lambda: jars(tmp_path / "py", ["eo-jobs.zip"]) / "eo-jobs.zip")
+    monkeypatch.setattr(
+        eo.runtime.submit, "build_pyfiles", lambda: jars(tmp_path / "py", ["eo-jobs.zip"]) / "eo-jobs.zip"
+    )
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
     keys = emr_serverless.upload(settings, s3, log=lambda _: None)
     assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"

@@ -7,9 +7,9 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from jobs import commits
-from jobs.commits import Table, Txn
-from jobs.fencing import Fenced
+from eo.runtime import commits
+from eo.runtime.commits import Table, Txn
+from eo.runtime.fencing import Fenced
 
 pytestmark = pytest.mark.unit
 

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from jobs.cloud import MissingOutputs
-from jobs.config import ConfigError, load_settings
+from eo.runtime.config import ConfigError, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.tf_outputs import MissingOutputs
 
 pytestmark = pytest.mark.unit
 
@@ -33,9 +34,10 @@ def test_one_switch_selects_the_environment_and_variables_override_keys(monkeypa
     assert settings.table_path("bronze") == "s3a://my-lake/lake/bronze/events"
     assert settings.checkpoint_path("events") == "s3a://my-cp/checkpoints/events"
     assert settings.spark_conf["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
-    assert settings.remote and not load_settings("local").remote
     assert settings.kafka_bootstrap == "127.0.0.1:29092"
     assert (settings.lease, settings.lease_table) == ("dynamodb", "my-log")  # epochs as in the cloud
+    assert type(environment(settings)).__name__ == "ObjectStoreEnvironment"  # buckets, not folders
+    assert type(environment(load_settings("local"))).__name__ == "Environment"
 
 
 def test_cloud_environments_need_terraform_outputs(monkeypatch, tmp_path):
@@ -56,7 +58,7 @@ def test_unknown_names_fail_clearly(monkeypatch):
 
 
 def test_an_unknown_implementation_is_refused_when_the_settings_load(tmp_path):
-    from jobs.config import config_file
+    from eo.runtime.config import config_file
 
     text = config_file().read_text().replace('spark_master = "local[2]"', 'spark_master = "local[2]"\nlease = "zk"', 1)
     (tmp_path / "platform.toml").write_text(text)

@@ -9,9 +9,9 @@ from collections import Counter
 
 import pytest
 
-from jobs.reference import ad_ids, ad_rows, campaign_ids
-from jobs.tables import BRONZE
-from jobs.transforms.parse import FIELDS, REQUIRED_FIELDS, Domains, classify, parse_events
+from eo.core.reference import ad_ids, ad_rows, campaign_ids
+from eo.core.tables import BRONZE
+from eo.core.transforms.parse import FIELDS, REQUIRED_FIELDS, Domains, classify, parse_events
 from tests.corpus import POISON_MARKER, VALID, load_corpus
 from tests.helpers import PRODUCED_AT
 

@@ -10,8 +10,8 @@ import tarfile
 
 import pytest
 
+from eo.runtime.quality import site
 from infra.data_docs_assets import check_integrity, tarball_url, unpack
-from jobs.quality import site
 
 pytestmark = pytest.mark.unit
 

@@ -1,7 +1,7 @@
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from jobs.transforms.dedup import first_copies
+from eo.core.transforms.dedup import first_copies
 
 pytestmark = pytest.mark.unit
 

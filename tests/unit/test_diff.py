@@ -1,6 +1,6 @@
 import pytest
 
-from jobs.quality.diff import diff_counts, table_diff
+from eo.core.quality.diff import diff_counts, table_diff
 
 pytestmark = pytest.mark.unit
 

@@ -4,9 +4,10 @@ import threading
 
 import pytest
 
-from jobs import commits
-from jobs.cloud import LOG_STORE_KEYS
-from jobs.fencing import DynamoLease, Fence, Fenced, FileLease, PostgresLease, decode_version, encode_version
+from eo.cloud.dynamodb_lease import DynamoLease
+from eo.cloud.outputs import LOG_STORE_KEYS
+from eo.runtime import commits
+from eo.runtime.fencing import Fence, Fenced, FileLease, PostgresLease, decode_version, encode_version
 
 
 def starts_supersede(lease) -> None:
@@ -40,6 +41,24 @@ def test_file_lease_concurrent_starts_never_share_an_epoch(tmp_path):
     concurrent_starts_never_share_an_epoch(FileLease(str(tmp_path)))
 
 
+class OneRequestAtATime:
+    """A DynamoDB client whose requests the server handles one at a time, as DynamoDB serialises
+    writes to an item. moto's in-process mock does not: two threads' ADDs can both read epoch 0.
+    Threads still interleave between requests, so a read-then-write lease would still fail."""
+
+    def __init__(self, client) -> None:
+        self.client, self.lock = client, threading.Lock()
+
+    def __getattr__(self, name: str):
+        call = getattr(self.client, name)
+
+        def serialised(*args, **kwargs):
+            with self.lock:
+                return call(*args, **kwargs)
+
+        return serialised
+
+
 @pytest.fixture
 def dynamo_lease():
     """The lease in the Delta log store's table (as Terraform creates it), on moto's DynamoDB."""
@@ -58,7 +77,7 @@ def dynamo_lease():
         # an entry of Delta's S3DynamoDBLogStore, which the lease must leave alone
         log_entry = {LOG_STORE_KEYS["hash"]: {"S": "s3://lake/silver"}, LOG_STORE_KEYS["range"]: {"S": "0.json"}}
         client.put_item(TableName="eo-delta-log", Item=log_entry)
-        yield DynamoLease("eo-delta-log", client)
+        yield DynamoLease("eo-delta-log", OneRequestAtATime(client))
         assert client.get_item(TableName="eo-delta-log", Key=log_entry)["Item"] == log_entry
 
 
@@ -113,27 +132,27 @@ def test_versions_order_epochs_before_positions_and_decode_back():
 
 @pytest.mark.unit
 def test_the_lease_is_chosen_once_from_the_settings(tmp_path):
-    from jobs.config import load_settings
-    from jobs.fencing import lease_for
+    from eo.runtime.config import load_settings
+    from eo.runtime.environment import environment
 
     local = load_settings("local").with_overrides(checkpoint_root=str(tmp_path))
-    assert isinstance(lease_for(local, None), FileLease)
+    assert isinstance(environment(local).lease(), FileLease)
     cloud = local.with_overrides(lease="dynamodb", lease_table="eo-delta-log", aws_region="eu-west-1")
-    lease = lease_for(cloud, None)
+    lease = environment(cloud).lease()
     assert isinstance(lease, DynamoLease) and lease.table == "eo-delta-log"
     assert lease.client.meta.region_name == "eu-west-1"
 
 
 @pytest.mark.unit
 def test_a_superseded_instance_reports_whichever_error_stopped_it_as_fenced(tmp_path):
-    from streaming.run import _refused_by
+    from streaming.takeover import refused_by
 
     lease = FileLease(str(tmp_path))
     zombie = Fence.start(lease, "events")
     conflict = RuntimeError("CommitFailedError: Commit failed: a concurrent transactions added new data.")
     state = RuntimeError("[CANNOT_LOAD_STATE_STORE] An error occurred during loading state.")
-    assert _refused_by(conflict, zombie) == "Delta's conflict checks"
-    assert _refused_by(state, zombie) is None  # still the newest epoch: a failure of its own
+    assert refused_by(conflict, zombie) == "Delta's conflict checks"
+    assert refused_by(state, zombie) is None  # still the newest epoch: a failure of its own
     Fence.start(lease, "events")
-    assert _refused_by(state, zombie) == "the epoch lease (after RuntimeError)"
-    assert _refused_by(Fenced("events: epoch 1 was superseded"), zombie) == "the epoch lease"
+    assert refused_by(state, zombie) == "the epoch lease (after RuntimeError)"
+    assert refused_by(Fenced("events: epoch 1 was superseded"), zombie) == "the epoch lease"

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from batch.intervals import Interval, as_text, merged, parse_many, predicate, verification_scope
+from eo.core.intervals import Interval, as_text, merged, parse_many, predicate, verification_scope
 
 pytestmark = pytest.mark.unit
 
@@ -51,7 +51,7 @@ def test_the_sql_predicate_covers_each_interval_and_nothing_between(spark):
 
 
 def test_a_rebuild_run_covers_the_day_it_names_or_else_its_data_interval():
-    from batch.intervals import run_interval
+    from eo.core.intervals import run_interval
 
     start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)
     assert run_interval({"day": "2026-11-20"}, start, end) == day(20)  # the day named, not the day before
@@ -60,14 +60,14 @@ def test_a_rebuild_run_covers_the_day_it_names_or_else_its_data_interval():
 
 
 def test_a_rebuild_run_without_a_data_interval_covers_the_day_before_it_was_triggered():
-    from batch.intervals import run_interval
+    from eo.core.intervals import run_interval
 
     triggered = dt.datetime(2026, 11, 23, 14, 5, tzinfo=UTC)
     assert run_interval({}, None, None, triggered) == day(22)
 
 
 def test_intervals_read_as_days_for_people():
-    from batch.intervals import compact, human
+    from eo.core.intervals import compact, human
 
     assert human(parse_many(day(20))) == "2026-11-20"
     assert human(parse_many(f"{day(19)},{day(20)},{day(22)}")) == "[2026-11-19, 2026-11-21) and 2026-11-22"
@@ -79,7 +79,7 @@ def test_intervals_read_as_days_for_people():
 
 def test_each_run_says_what_event_time_it_covers():
     """The note on a run and the first line of its task logs (plugins/eo_platform.py)."""
-    from batch.intervals import run_scope
+    from eo.core.intervals import run_scope
 
     when = dt.datetime(2026, 11, 23, 6, tzinfo=UTC)
     start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from eo.cloud import msk_iam
+from eo.runtime import kafka_admin
+from eo.runtime.config import ConfigError, load_settings
 from infra.s3 import local_outputs, tfvars
-from jobs import kafka_admin
-from jobs.config import ConfigError, load_settings
 
 pytestmark = pytest.mark.unit
 
@@ -94,7 +95,7 @@ def test_the_real_signer_signs_offline_with_static_credentials(monkeypatch):
     for key, value in {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret"}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    token, expiry = kafka_admin.msk_iam_token("eu-west-1")
+    token, expiry = msk_iam.msk_iam_token("eu-west-1")
     import base64
 
     url = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
@@ -114,17 +115,17 @@ def test_the_real_signer_signs_offline_with_static_credentials(monkeypatch):
     ],
 )
 def test_the_signing_region_is_the_brokers(bootstrap, region):
-    assert kafka_admin.msk_region(bootstrap) == region
+    assert msk_iam.msk_region(bootstrap) == region
 
 
 def test_without_a_region_in_the_address_the_default_aws_region_signs(monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "sa-east-1")
-    assert kafka_admin.msk_region("kafka.internal:9098") == "sa-east-1"
+    assert msk_iam.msk_region("kafka.internal:9098") == "sa-east-1"
     monkeypatch.delenv("AWS_DEFAULT_REGION")
     with pytest.raises(ConfigError, match="no AWS region"):
-        kafka_admin.msk_region("kafka.internal:9098")
+        msk_iam.msk_region("kafka.internal:9098")
 
 
 def test_a_mechanism_the_python_clients_cannot_speak_is_refused(aws):

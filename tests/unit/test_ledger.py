@@ -2,7 +2,7 @@
 
 import pytest
 
-from jobs.quality.ledger import pending, record_rebuilt, settle
+from eo.runtime.quality.ledger import pending, record_rebuilt, settle
 from tests.conftest import lake_settings
 
 pytestmark = pytest.mark.unit
@@ -26,7 +26,7 @@ def test_rebuilds_stay_pending_until_settled(tmp_path):
 def test_what_to_verify_is_the_ledger_and_the_announced_events(tmp_path):
     from types import SimpleNamespace
 
-    from jobs.quality.ledger import scope_inputs, to_verify
+    from eo.runtime.quality.ledger import scope_inputs, to_verify
 
     settings = lake_settings(tmp_path)
     uri = record_rebuilt(settings, DAY5, "manual__x")

@@ -7,8 +7,8 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from jobs.tables import CAMPAIGN_MINUTE_METRICS
-from jobs.transforms.metrics import (
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS
+from eo.core.transforms.metrics import (
     METRIC_KEY,
     campaign_minute_metrics,
     minute_metrics,

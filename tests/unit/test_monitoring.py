@@ -6,9 +6,11 @@ import time
 
 import pytest
 
-from jobs import storage
-from jobs.maintenance import UnsafeRetention, check_retention, delete_old_reports, old_reports, retention_policy
-from jobs.monitoring import read_checkpoint, stream_health
+from eo.cloud.s3 import ObjectStoreFiles
+from eo.runtime.environment import environment
+from eo.runtime.maintenance import UnsafeRetention, check_retention, delete_old_reports, old_reports, retention_policy
+from eo.runtime.monitoring import read_checkpoint, stream_health
+from eo.runtime.storage import LocalFiles, files_under
 from tests.conftest import lake_settings
 
 pytestmark = pytest.mark.unit
@@ -25,7 +27,7 @@ def lake(request, tmp_path, monkeypatch):
     """Settings and their file access, on the local disk or on (moto's) S3: the answers must agree."""
     settings = lake_settings(tmp_path, topic="t")
     if request.param == "local":
-        yield settings, storage.files(settings)
+        yield settings, environment(settings).lake_files
         return
     import boto3
     from moto import mock_aws
@@ -34,8 +36,8 @@ def lake(request, tmp_path, monkeypatch):
     with mock_aws():
         boto3.client("s3").create_bucket(Bucket="lake")
         remote = settings.with_overrides(lake_root="s3a://lake/lake", checkpoint_root="s3a://lake/checkpoints")
-        fs = storage.files(remote)
-        assert isinstance(fs, storage.ObjectStoreFiles)
+        fs = environment(remote).lake_files
+        assert isinstance(fs, ObjectStoreFiles)
         yield remote, fs
 
 
@@ -122,14 +124,14 @@ def test_old_reports_in_a_bucket_are_found_and_deleted_there(tmp_path, monkeypat
         )
         names = ("verify/old.json", "verify/latest.json", "verify/runs/r.json")
         for name in names:
-            storage.write_text(settings, f"s3a://lake/reports/{name}", "{}")
+            environment(settings).report_files.write_text(f"s3a://lake/reports/{name}", "{}")
         in_40_days = time.time() + 40 * 86400  # moto dates every object now
         expected = ["s3a://lake/reports/verify/old.json", "s3a://lake/reports/verify/runs/r.json"]
         assert old_reports(settings, keep_days=30, now=in_40_days) == expected
         assert old_reports(settings, keep_days=30) == []
         monkeypatch.setattr(time, "time", lambda: in_40_days)
         assert delete_old_reports(settings, keep_days=30) == expected
-        assert storage.files_under(settings, "s3a://lake/reports/verify", ".json") == [
+        assert files_under(environment(settings).report_files, "s3a://lake/reports/verify", ".json") == [
             "s3a://lake/reports/verify/latest.json"
         ]
 
@@ -138,7 +140,7 @@ def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):
     from lab.bench.pipeline import caught_up_with
 
     settings = lake_settings(tmp_path, topic="t")
-    root, fs = settings.checkpoint_path("events"), storage.LocalFiles()
+    root, fs = settings.checkpoint_path("events"), LocalFiles()
     write_checkpoint(fs, root, 0, {"t": {"0": 40}})
     check = caught_up_with(settings, {0: 100})  # 100 records were produced before the kill
     assert not check(), "the stream has not reached the backlog yet"

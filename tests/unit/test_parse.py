@@ -9,9 +9,11 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.reference import ad_ids, campaign_ids
-from jobs.tables import SOURCE_KEY
-from jobs.transforms.parse import Domains, classify, parse_events, quarantine_rows, valid_events
+from eo.core.reference import ad_ids, campaign_ids
+from eo.core.tables import SOURCE_KEY
+from eo.core.transforms.parse import Domains, classify, parse_events, quarantine_rows, valid_events
+from eo.runtime import hooks
+from lab.faults import FaultHooks
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
 pytestmark = pytest.mark.unit
@@ -132,11 +134,11 @@ def test_split_keeps_every_record_once(spark):
 def test_poison_records_are_quarantined_unread_with_their_recorded_reason(spark, lake, monkeypatch):
     """The reading skips a record recorded as poison (it would fail again) and quarantines it with
     the reason, key and raw value recorded: the stream's restart and the batch rebuild alike."""
-    from jobs.reading import classify_records
+    from eo.runtime.reading import classify_records
     from tests.helpers import prepare_lake
 
     prepare_lake(spark, lake)
-    monkeypatch.setenv("EO_FAULT_POISON", "__boom__")  # reading this record fails its task
+    monkeypatch.setattr(hooks, "_installed", FaultHooks(poison="__boom__"))  # reading this record fails its task
     raw = bronze_frame(spark, records([b"__boom__ poison", event("e1", 0)]))
     first = raw.orderBy(*SOURCE_KEY).first()
     reason = "poison:USER_RAISED_EXCEPTION"
@@ -151,7 +153,7 @@ def test_poison_records_are_quarantined_unread_with_their_recorded_reason(spark,
 def test_the_catalogue_is_a_literal_of_the_plan_whatever_its_ids(spark):
     from pyspark.sql import functions as F
 
-    from jobs.transforms.parse import catalogue_map
+    from eo.core.transforms.parse import catalogue_map
 
     catalogue = {"c'1": ["a\\'b", "z"], "none": []}
     rows = spark.createDataFrame([("c'1",), ("none",), ("c999",), (None,)], "campaign_id string")

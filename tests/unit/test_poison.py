@@ -4,8 +4,10 @@ the rest lands, the batch rebuild agrees, and errors that are not the data's sti
 import pytest
 
 from batch.rebuild import rebuild
-from jobs.fencing import Fence, FileLease
-from jobs.tables import BRONZE, QUARANTINE, SILVER
+from eo.core.tables import BRONZE, QUARANTINE, SILVER
+from eo.runtime import hooks
+from eo.runtime.fencing import Fence, FileLease
+from lab.faults import FaultHooks
 from streaming import poison
 from streaming.microbatch import MicroBatch
 from streaming.poison import Span, bisect, halve
@@ -85,7 +87,7 @@ def lake_with_poison(spark, settings):
 
 @pytest.mark.slow
 def test_poison_records_are_quarantined_and_the_rest_lands(spark, lake, monkeypatch, capsys):
-    monkeypatch.setenv("EO_FAULT_POISON", MARKER)
+    monkeypatch.setattr(hooks, "_installed", FaultHooks(poison=MARKER))
     rows = lake_with_poison(spark, lake)
     lease = FileLease(str(lake.checkpoint_root))
     stream(spark, lake, [rows], MicroBatch(lake, Fence.start(lease, QUERY), QUERY))
@@ -110,7 +112,7 @@ def test_poison_records_are_quarantined_and_the_rest_lands(spark, lake, monkeypa
 
 
 def test_an_error_that_is_not_the_datas_stops_the_stream(spark, lake, monkeypatch):
-    monkeypatch.setenv("EO_FAULT_POISON", MARKER)
+    monkeypatch.setattr(hooks, "_installed", FaultHooks(poison=MARKER))
     rows = lake_with_poison(spark, lake)
     lake_without_silver = lake.with_overrides(tables={**lake.tables, SILVER.name: "nowhere/silver"})
     with pytest.raises(Exception, match=r"not a Delta table|No files in log segment|TableNotFound|not found"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.cli import Progress
+from eo.runtime.cli import Progress
 
 pytestmark = pytest.mark.unit
 

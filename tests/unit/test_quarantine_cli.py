@@ -1,4 +1,4 @@
-"""python -m batch.quarantine: selection, listing, export and republish --dry-run, without Kafka."""
+"""python -m ops.quarantine: selection, listing, export and republish --dry-run, without Kafka."""
 
 from __future__ import annotations
 
@@ -8,18 +8,12 @@ import json
 
 import pytest
 
-import batch.quarantine as quarantine
-from batch.quarantine import (
-    ReasonPattern,
-    export_problem,
-    main,
-    message_key,
-    parse_coordinates,
-    parse_timestamp,
-    printable,
-    write_lines,
-)
-from jobs.tables import QUARANTINE
+from eo.core.tables import QUARANTINE
+from ops.quarantine import main, republish
+from ops.quarantine.escape import printable
+from ops.quarantine.export import export_problem, write_lines
+from ops.quarantine.filters import ReasonPattern, parse_coordinates, parse_timestamp
+from ops.quarantine.republish import message_key
 from tests.conftest import lake_settings
 from tests.helpers import BASE, event, prepare_lake, records
 
@@ -372,7 +366,7 @@ def test_republish_dry_run_by_coordinates(spark, capsys, lake_with_quarantine):
 
 
 def test_republish_refuses_many_records_without_yes(spark, capsys, lake_with_quarantine, monkeypatch):
-    monkeypatch.setattr(quarantine, "CONFIRM_ABOVE", 3)
+    monkeypatch.setattr(republish, "CONFIRM_ABOVE", 3)
     code, out, err = run(capsys, spark, lake_with_quarantine[0], "republish", "--reason", "malformed_json:*")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "5 records chosen, more than 3: add --yes" in err
@@ -385,7 +379,7 @@ def test_republish_nothing_matched_needs_no_kafka(spark, capsys, lake_with_quara
 
 
 def test_republish_without_a_broker_names_it(spark, capsys, lake_with_quarantine, monkeypatch):
-    monkeypatch.setattr(quarantine, "KAFKA_TIMEOUT", 1.0)
+    monkeypatch.setattr(republish, "KAFKA_TIMEOUT", 1.0)
     settings = lake_with_quarantine[0].with_overrides(kafka_bootstrap="127.0.0.1:9")
     code, _, err = run(capsys, spark, settings, "republish", "--reason", "bad_value:*")
     assert code == 3

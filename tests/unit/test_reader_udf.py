@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from jobs.spark import MissingJarsError, jar_paths
-from jobs.tables import BRONZE, EVENT_TYPES
-from jobs.transforms.parse import READER_FUNCTION, parse_events
+from eo.core.tables import BRONZE, EVENT_TYPES
+from eo.core.transforms.parse import READER_FUNCTION, parse_events
+from eo.runtime.jars import MissingJarsError, jar_paths
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
 
 pytestmark = pytest.mark.unit

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from batch.rebuild import classify_log, rebuild
-from jobs import lake
-from jobs.quality.reconcile import account_for_acks
-from jobs.reading import classify_records
-from jobs.reference import ad_ids, campaign_ids
-from jobs.tables import EVENT_TYPES, QUARANTINE, SILVER, SOURCE_KEY
-from jobs.transforms.parse import FIELDS, ID_PATTERN
+from eo.core.quality.reconcile import account_for_acks
+from eo.core.reference import ad_ids, campaign_ids
+from eo.core.tables import EVENT_TYPES, QUARANTINE, SILVER, SOURCE_KEY
+from eo.core.transforms.parse import FIELDS, ID_PATTERN
+from eo.runtime import lake
+from eo.runtime.reading import classify_records
 from tests.conftest import lake_settings
 from tests.helpers import PRODUCED_AT, bronze_frame, prepare_lake, records, sorted_rows, stream
 

@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from jobs.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 
-# The folders of the scripts spark-submit runs (jobs/submit.py, lab/bench/pipeline.py, dags/).
-SCRIPT_FOLDERS = ("streaming", "batch", "lab/bench")
+# The folders of the scripts spark-submit runs (eo/runtime/submit.py, lab/bench/pipeline.py, lab/hooked.py, dags/).
+SCRIPT_FOLDERS = ("streaming", "batch", "lab", "lab/bench")
 
 
 @pytest.mark.parametrize("folder", SCRIPT_FOLDERS)

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
+from eo.runtime.config import REPO_ROOT
 from infra import kafka
 from infra.status import seconds, table
-from jobs.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
 

@@ -6,9 +6,8 @@ import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from jobs.commits import DELETE_FLAG
-from jobs.tables import USER_SESSIONS
-from jobs.transforms.sessions import SESSION_KEY, as_intervals, sessionize, updated_sessions, user_sessions
+from eo.core.tables import DELETE_FLAG, USER_SESSIONS
+from eo.core.transforms.sessions import SESSION_KEY, as_intervals, sessionize, updated_sessions, user_sessions
 
 pytestmark = pytest.mark.unit
 

@@ -1,11 +1,11 @@
 """The tests' shared Spark session keeps the conf its fixture set: a job run in-process calls
-jobs.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session, and
+eo.runtime.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session, and
 tests/conftest.py puts the conf back after the test (and after the module)."""
 
 import pytest
 
-from jobs.config import load_settings
-from jobs.spark import BASE_CONF, build_session
+from eo.runtime.config import load_settings
+from eo.runtime.spark import BASE_CONF, build_session
 from tests.conftest import restore_conf
 
 pytestmark = pytest.mark.unit

@@ -1,10 +1,10 @@
-"""A process closes its engine state before it exits (jobs/spark.py, close_state_stores)."""
+"""A process closes its engine state before it exits (eo/runtime/spark.py, close_state_stores)."""
 
 from __future__ import annotations
 
 import pytest
 
-from jobs.spark import close_state_stores
+from eo.runtime.spark import close_state_stores
 
 pytestmark = pytest.mark.unit
 

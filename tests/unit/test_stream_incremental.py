@@ -8,7 +8,7 @@ import random
 import pytest
 
 from batch.rebuild import rebuild
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from producer.generator import ClickstreamGenerator, Rates
 from tests.helpers import event, forget_last_commit, prepare_lake, records, sorted_rows, stream
 

@@ -5,7 +5,8 @@ import threading
 import pytest
 from pyspark.sql.types import StructType
 
-from jobs.tables import CAMPAIGN_MINUTE_METRICS, ensure_table
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS
+from eo.runtime.lake import ensure_table
 
 pytestmark = pytest.mark.unit
 
@@ -34,7 +35,7 @@ def test_concurrent_creates_of_one_table_both_succeed(spark, lake):
 
 
 def test_each_tables_range_and_compaction_columns_are_its_own():
-    from jobs.tables import ALL, GOLD
+    from eo.core.tables import ALL, GOLD
 
     assert all(t.range_column for t in GOLD), "an interval rebuild replaces gold by its range column"
     for table in ALL.values():
@@ -44,7 +45,8 @@ def test_each_tables_range_and_compaction_columns_are_its_own():
 
 def test_optimize_compacts_every_table_by_its_own_columns(spark, lake, capsys):
     from batch.maintenance import optimize
-    from jobs.tables import ALL, ensure_tables
+    from eo.core.tables import ALL
+    from eo.runtime.lake import ensure_tables
 
     ensure_tables(spark, lake)
     optimize(spark, lake)

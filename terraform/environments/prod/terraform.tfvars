@@ -1,4 +1,7 @@
+# The prod environment: what differs from dev. Use in the prod workspace of ../../platform:
+#   terraform workspace select -or-create prod && terraform apply -var-file=../environments/prod/terraform.tfvars
 # Names are global in S3: change "eo-prod" to something of your own before applying.
+environment               = "prod"
 region                    = "eu-west-1"
 lake_bucket_name          = "eo-prod-lake"
 checkpoint_bucket_name    = "eo-prod-checkpoints"
@@ -6,7 +9,6 @@ artifacts_bucket_name     = "eo-prod-artifacts"
 access_log_bucket_name    = "eo-prod-access-logs"
 dags_bucket_name          = "airflow-eo-prod-dags"
 log_store_table_name      = "eo-prod-delta-log"
-emr_release_label         = "emr-spark-8.2.0" # = infra/maven/emr/pom.xml (make jars-emr resolves the jars for it)
 vpc_cidr                  = "10.50.0.0/16"
 availability_zones        = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
 single_nat_gateway        = false

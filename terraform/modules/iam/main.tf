@@ -8,12 +8,12 @@ data "aws_caller_identity" "current" {}
 data "aws_region" "current" {}
 
 locals {
-  # What the jobs do on S3 (jobs/cloud.py lists the same; a test keeps the two equal).
+  # What the jobs do on S3 (eo/cloud/outputs.py lists the same; a test keeps the two equal).
   s3_object_rw = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"]
   s3_bucket_rw = ["s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads"]
   log_store    = ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"]
   data_key     = ["kms:Decrypt", "kms:GenerateDataKey"]
-  # MSK IAM (jobs/cloud.py lists the same; a test keeps the two equal). Every client connects; the
+  # MSK IAM (eo/cloud/outputs.py lists the same; a test keeps the two equal). Every client connects; the
   # stream reads its topic and looks up its consumers' groups (offsets live in the checkpoint: no
   # AlterGroup); the lag check reads topic metadata and end offsets, and looks up its group.
   kafka_connect       = ["kafka-cluster:Connect"]
@@ -22,7 +22,7 @@ locals {
   monitor_kafka_topic = ["kafka-cluster:DescribeTopic"]
   monitor_kafka_group = ["kafka-cluster:DescribeGroup"]
   spark_group_prefix  = "spark-kafka-source-" # Spark's default groupIdPrefix
-  monitor_group       = "eo-offsets"          # jobs.kafka_admin.OFFSETS_GROUP
+  monitor_group       = "eo-offsets"          # eo.runtime.kafka_admin.OFFSETS_GROUP
   kafka_topic_arn     = "${var.kafka_topic_arn_prefix}/${var.kafka_topic}"
   account             = data.aws_caller_identity.current.account_id
   region              = data.aws_region.current.region
@@ -158,7 +158,7 @@ resource "aws_iam_role_policy" "airflow" {
       },
       {
         # stream_supervisor and the VACUUM guard read the stream's checkpoint and the seed table's
-        # Delta log where they are (jobs/storage.py Files, jobs/monitoring.py, jobs/maintenance.py).
+        # Delta log where they are (eo/runtime/storage.py Files, eo/runtime/monitoring.py, eo/runtime/maintenance.py).
         Sid      = "ReadStreamProgress"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
@@ -171,7 +171,7 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = [var.checkpoint_bucket_arn, var.lake_bucket_arn]
       },
       {
-        # Job drivers name the jars the last upload recorded (jobs/emr_serverless.py JAR_MANIFEST).
+        # Job drivers name the jars the last upload recorded (eo/cloud/emr_serverless.py JAR_MANIFEST).
         Sid      = "ReadJarManifest"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]

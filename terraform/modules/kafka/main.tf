@@ -2,7 +2,7 @@
 # SASL/IAM only (port 9098, TLS): clients authenticate with their IAM role and are authorized by
 # kafka-cluster:* actions on the cluster, topic and group ARNs (modules/iam), the network module's
 # security group admits the EMR and Airflow groups only. Topics are created through the Kafka API
-# (jobs.kafka_admin.ensure_topic), with the cluster's fixed replication.
+# (eo.runtime.kafka_admin.ensure_topic), with the cluster's fixed replication.
 resource "aws_msk_serverless_cluster" "this" {
   cluster_name = var.cluster_name
 

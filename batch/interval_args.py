@@ -1,0 +1,26 @@
+"""The interval options the rebuild and verify share: --start/--end, or --interval START/END
+(verify: several, comma-separated), or --interval all (what Airflow passes)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from eo.core.intervals import Interval, requested
+from eo.runtime.cli import USAGE
+
+
+def add_interval_args(parser: argparse.ArgumentParser, many: bool = False) -> None:
+    parser.add_argument("--start", help="interval start (ISO 8601, UTC), with --end")
+    parser.add_argument("--end", help="interval end, exclusive")
+    several = ", or several: START/END,START/END" if many else ""
+    parser.add_argument("--interval", help=f"START/END in one argument{several}, or 'all' (what Airflow passes)")
+
+
+def intervals_from(args: argparse.Namespace, many: bool = False) -> list[Interval] | None:
+    """The requested intervals (None: all); exits with status 2 and the reason when malformed."""
+    try:
+        return requested(args.start, args.end, args.interval, many)
+    except ValueError as exc:
+        print(f"bad interval: {exc}", file=sys.stderr)
+        raise SystemExit(USAGE) from exc

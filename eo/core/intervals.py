@@ -1,0 +1,166 @@
+"""Event-time intervals: what a rebuild overwrites and what a verification compares.
+
+A rebuild covers one interval [start, end) (or everything). A verification may cover several
+that were rebuilt separately (11-19, 11-20 and 11-22, say): it compares exactly those, never the
+span between them, so a day nobody rebuilt is never compared (it would show as disagreement).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An event-time interval [start, end) in UTC."""
+
+    start: dt.datetime
+    end: dt.datetime
+
+    @classmethod
+    def parse(cls, start: str, end: str) -> Interval:
+        def at(text: str) -> dt.datetime:
+            value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return value.replace(tzinfo=value.tzinfo or dt.UTC).astimezone(dt.UTC)
+
+        interval = cls(at(start), at(end))
+        if interval.start >= interval.end:
+            raise ValueError(f"empty interval: start {start} is not before end {end}")
+        return interval
+
+    def __str__(self) -> str:
+        """For people: "2026-11-20" for one UTC day, else "[start, end)" (dates when at midnight)."""
+        if self.end - self.start == dt.timedelta(days=1) and _midnight(self.start):
+            return self.start.date().isoformat()
+        if _midnight(self.start) and _midnight(self.end):
+            return f"[{self.start.date()}, {self.end.date()})"
+        return f"[{self.start.isoformat()}, {self.end.isoformat()})"
+
+    def predicate(self, column: str) -> str:
+        fmt = "%Y-%m-%d %H:%M:%S.%f"
+        return f"{column} >= TIMESTAMP'{self.start.strftime(fmt)}' AND {column} < TIMESTAMP'{self.end.strftime(fmt)}'"
+
+
+def _midnight(at: dt.datetime) -> bool:
+    return at.time() == dt.time(0)
+
+
+def human(intervals: list[Interval] | None) -> str:
+    """ "2026-11-19, 2026-11-20 and [2026-11-22, 2026-11-24)", or "all event time"."""
+    if intervals is None:
+        return "all event time"
+    names = [str(i) for i in intervals]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def compact(intervals: list[Interval] | None) -> str:
+    """The same, fit for a file name: "2026-11-19--2026-11-21+2026-11-22" (ends exclusive), or "all"."""
+    if intervals is None:
+        return "all"
+    return "+".join(str(i).strip("[)").replace(", ", "--") for i in intervals)
+
+
+def parse_many(text: str) -> list[Interval] | None:
+    """ "START/END,START/END,..." (ISO 8601, UTC) as intervals, merged; "all" (or nothing) is None."""
+    if not text or text.strip() == "all":
+        return None
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    intervals = []
+    for part in parts:
+        start, sep, end = part.partition("/")
+        if not sep:
+            raise ValueError(f"an interval is START/END, got {part!r}")
+        intervals.append(Interval.parse(start, end))
+    return merged(intervals)
+
+
+def requested(start: str | None, end: str | None, interval: str | None, many: bool) -> list[Interval] | None:
+    """What --start/--end or --interval ask for (None: everything); `many` allows several intervals."""
+    if interval and (start or end):
+        raise ValueError("give --interval or --start/--end, not both")
+    if interval:
+        found = parse_many(interval)
+        if found is not None and not many and "," in interval:
+            raise ValueError(f"--interval wants one START/END or 'all', got {interval!r}")
+        return found
+    if not (start or end):
+        return None
+    if not (start and end):
+        raise ValueError("--start and --end go together")
+    return [Interval.parse(start, end)]
+
+
+def merged(intervals: list[Interval]) -> list[Interval]:
+    """Sorted, with overlapping or touching intervals joined: the same event times, fewest pieces."""
+    out: list[Interval] = []
+    for interval in sorted(intervals, key=lambda i: (i.start, i.end)):
+        if out and interval.start <= out[-1].end:
+            out[-1] = Interval(out[-1].start, max(out[-1].end, interval.end))
+        else:
+            out.append(interval)
+    return out
+
+
+def as_text(intervals: list[Interval] | None) -> str:
+    if intervals is None:
+        return "all"
+    return ",".join(f"{i.start.isoformat()}/{i.end.isoformat()}" for i in intervals)
+
+
+def predicate(intervals: list[Interval], column: str) -> str:
+    """SQL: `column` in any of the intervals."""
+    return " OR ".join(f"({i.predicate(column)})" for i in intervals)
+
+
+def verification_scope(rebuilt: list[str], logical_date: dt.datetime) -> str:
+    """What verify_agreement compares: every interval rebuilt since its last run (one "all"
+    makes it all), or, on its timetable with nothing rebuilt, the previous UTC day."""
+    if "all" in rebuilt:
+        return "all"
+    if rebuilt:
+        return as_text(merged([i for text in rebuilt for i in (parse_many(text) or [])]))
+    return as_text([Interval(*_day_before(logical_date))])
+
+
+def run_interval(
+    params: dict,
+    data_interval_start: dt.datetime | None,
+    data_interval_end: dt.datetime | None,
+    when: dt.datetime | None = None,
+) -> str:
+    """What a rebuild_derived run covers: everything, the `day` param's UTC day, or its data
+    interval (a run triggered without a logical date has none: the UTC day before `when`)."""
+    if params.get("full_rebuild"):
+        return "all"
+    if params.get("day"):
+        start = dt.datetime.fromisoformat(str(params["day"])[:10]).replace(tzinfo=dt.UTC)
+        return as_text([Interval(start, start + dt.timedelta(days=1))])
+    if data_interval_start is None or data_interval_end is None:
+        data_interval_start, data_interval_end = _day_before(when or dt.datetime.now(dt.UTC))
+    return as_text([Interval(data_interval_start.astimezone(dt.UTC), data_interval_end.astimezone(dt.UTC))])
+
+
+def run_scope(
+    dag_id: str,
+    conf: dict | None,
+    data_interval_start: dt.datetime | None,
+    data_interval_end: dt.datetime | None,
+    rebuilt: list[str],
+    when: dt.datetime,
+) -> str | None:
+    """One line for people saying what event time a DAG run covers (its note and the first
+    line of each task log); None for DAGs that cover no interval."""
+    conf = conf or {}
+    if dag_id == "rebuild_derived":
+        interval = run_interval(conf, data_interval_start, data_interval_end, when)
+        return f"rebuilds {human(parse_many(interval))} into {conf.get('target') or 'rebuild'}"
+    if dag_id == "verify_agreement":
+        scope = conf.get("interval") or verification_scope(rebuilt, when)
+        return f"verifies {human(parse_many(scope))}"
+    return None
+
+
+def _day_before(when: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    today = when.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today - dt.timedelta(days=1), today

@@ -1,0 +1,101 @@
+"""The expectation suites, as plain lists: what "correct" means for each checked frame."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import great_expectations.expectations as gxe
+
+from eo.core.quality.diff import BATCH, STREAM
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, SILVER, USER_SESSIONS
+
+
+def _unique(key: Sequence[str]):
+    if len(key) == 1:
+        return gxe.ExpectColumnValuesToBeUnique(column=key[0])
+    return gxe.ExpectCompoundColumnsToBeUnique(column_list=list(key))
+
+
+def _not_null(columns: Sequence[str]) -> list:
+    return [gxe.ExpectColumnValuesToNotBeNull(column=c) for c in columns]
+
+
+def agreement(values: Sequence[str], batch_rows: int, scope: str) -> list:
+    """On a table_diff frame: the same keys on both sides, the same row count, and each value
+    column equal to its batch counterpart, key by key."""
+    if batch_rows:
+        rows = gxe.ExpectColumnSumToBeBetween(
+            column="in_stream",
+            min_value=batch_rows,
+            max_value=batch_rows,
+            description=f"the stream has as many rows as the batch rebuild ({batch_rows:,}) over {scope}",
+        )
+    else:  # GX's sum of an empty column is null, which no range holds
+        rows = gxe.ExpectTableRowCountToEqual(
+            value=0, description=f"the stream has no rows over {scope}, as the batch rebuild has none"
+        )
+    return [
+        rows,
+        gxe.ExpectColumnValuesToBeInSet(
+            column="in_stream", value_set=[1], description="no key is missing from the stream (in_stream = 1)"
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="in_batch", value_set=[1], description="the stream has no key the batch rebuild lacks (in_batch = 1)"
+        ),
+        *[
+            gxe.ExpectColumnPairValuesToBeEqual(
+                column_A=f"{STREAM}{c}", column_B=f"{BATCH}{c}", ignore_row_if="either_value_is_missing"
+            )
+            for c in values
+        ],
+    ]
+
+
+def accounted() -> list:
+    """On an account_for_acks frame: every acknowledged record ended up somewhere."""
+    return [gxe.ExpectColumnValuesToBeInSet(column="status", value_set=["accounted"])]
+
+
+def counts_reconcile() -> list:
+    """On the one-row counts frame: accepted = silver + quarantine + duplicates removed."""
+    return [gxe.ExpectColumnPairValuesToBeEqual(column_A="accepted", column_B="accounted")]
+
+
+def silver() -> list:
+    return [
+        _unique(list(SILVER.key)),
+        *_not_null(["event_id", "event_type", "event_time", "user_id", "campaign_id"]),
+        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
+        gxe.ExpectColumnValuesToBeBetween(column="price", min_value=0),
+    ]
+
+
+def campaign_minute_metrics() -> list:
+    table = CAMPAIGN_MINUTE_METRICS
+    return [
+        _unique(table.key),
+        *_not_null(table.key),
+        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
+        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
+        gxe.ExpectColumnValuesToBeBetween(column="distinct_users", min_value=1),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="events", column_B="distinct_users", or_equal=True),
+        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
+    ]
+
+
+def user_sessions() -> list:
+    table = USER_SESSIONS
+    return [
+        _unique(table.key),
+        *_not_null([*table.key, "session_end"]),
+        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="session_end", column_B="session_start", or_equal=True),
+        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
+    ]
+
+
+DOMAIN = {
+    "silver": silver,
+    "campaign_minute_metrics": campaign_minute_metrics,
+    "user_sessions": user_sessions,
+}

@@ -1,0 +1,132 @@
+"""Table definitions: schema, partitioning, natural key and properties of every Delta table.
+
+Paths come from config; this module only says what each table is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EVENT_TYPES = ("impression", "click", "purchase")
+SESSION_GAP_MINUTES = 30
+METRIC_WINDOW = "minute"  # campaign_minute_metrics counts events per event-time minute
+
+# Source coordinates: where a record sat in Kafka. Bronze, silver and quarantine all carry them.
+SOURCE_COLUMNS = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP"
+SOURCE_KEY = ("kafka_topic", "kafka_partition", "kafka_offset")
+# The column that tells a change set's row (eo/runtime/commits.py apply_changes) to delete its key
+# rather than upsert it.
+DELETE_FLAG = "_delete"
+
+
+def _top_level_split(ddl: str) -> list[str]:
+    """Split "a INT, b DECIMAL(10,2)" on the commas that separate columns."""
+    parts, depth, current = [], 0, ""
+    for char in ddl:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+@dataclass(frozen=True)
+class TableDef:
+    name: str
+    ddl: str
+    key: tuple[str, ...]
+    partition_by: tuple[str, ...] = ()
+    properties: dict[str, str] = field(default_factory=dict)
+    # The event-time column an interval rebuild replaces and verification compares by (gold only).
+    range_column: str | None = None
+    # Compaction order (OPTIMIZE ... ZORDER BY): the columns the stream and the rebuild filter on.
+    zorder: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        return [part.split()[0] for part in _top_level_split(self.ddl)]
+
+
+BRONZE = TableDef(
+    name="bronze",
+    ddl=f"key STRING, value BINARY, {SOURCE_COLUMNS}",
+    key=SOURCE_KEY,
+    # The full log: nothing may ever rewrite or delete it.
+    properties={"delta.appendOnly": "true"},
+)
+
+SILVER = TableDef(
+    name="silver",
+    ddl=(
+        "event_id STRING, event_type STRING, event_time TIMESTAMP, event_date DATE, "
+        "user_id STRING, session_id STRING, campaign_id STRING, ad_id STRING, "
+        f"price DECIMAL(10,2), {SOURCE_COLUMNS}"
+    ),
+    # One row per event id across all history, whatever time its copies carry (a retry may
+    # re-stamp it): the stream's engine state remembers every id (streaming/plan.py).
+    key=("event_id",),
+    partition_by=("event_date",),
+    # Only appended: a row, once in, never changes.
+    properties={"delta.appendOnly": "true"},
+    zorder=("event_time",),
+)
+
+QUARANTINE = TableDef(
+    name="quarantine",
+    ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING",
+    key=SOURCE_KEY,
+)
+# Reasons of records the stream isolated because they made a micro-batch fail (streaming/poison.py):
+# the batch rebuild quarantines the same records unread, so both sides agree.
+POISON_PREFIX = "poison:"
+
+# What the stream's engine state must remember after a reset (ops/reset.py): each event id
+# accepted, with the user tuple it counts in. Written once per reset, read once by the stream.
+SEED = TableDef(
+    name="seed",
+    ddl="event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, campaign_id STRING",
+    key=("event_id",),
+)
+
+CAMPAIGNS = TableDef(
+    name="campaigns",
+    ddl="campaign_id STRING, campaign_name STRING, advertiser_id STRING",
+    key=("campaign_id",),
+)
+
+# Which campaign each ad belongs to: an event's ad must be one of its campaign's.
+ADS = TableDef(
+    name="ads",
+    ddl="ad_id STRING, campaign_id STRING",
+    key=("ad_id",),
+)
+
+CAMPAIGN_MINUTE_METRICS = TableDef(
+    name="campaign_minute_metrics",
+    ddl=(
+        "campaign_id STRING, event_type STRING, window_start TIMESTAMP, window_date DATE, "
+        "events BIGINT, distinct_users BIGINT, revenue DECIMAL(18,2)"
+    ),
+    key=("campaign_id", "event_type", "window_start"),
+    partition_by=("window_date",),
+    range_column="window_start",
+    zorder=("window_start",),
+)
+
+USER_SESSIONS = TableDef(
+    name="user_sessions",
+    ddl=(
+        "user_id STRING, session_start TIMESTAMP, session_end TIMESTAMP, session_date DATE, "
+        "events BIGINT, revenue DECIMAL(18,2)"
+    ),
+    key=("user_id", "session_start"),
+    partition_by=("session_date",),
+    range_column="session_start",  # a session is rebuilt whole, in the interval it starts in
+    zorder=("session_end",),
+)
+
+ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, SEED, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+REFERENCE = (CAMPAIGNS, ADS)
+GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)

@@ -1,0 +1,89 @@
+"""Gold table 1: per-minute event-time metrics per campaign and event type.
+
+One definition, two executions (DESIGN.md): `minute_metrics` computes the metrics of a set of
+events, on Arrow columns. The batch rebuild applies it to all of silver, a group of keys at a
+time (`campaign_minute_metrics`, with Spark's applyInArrow); the stream applies it to each
+micro-batch's new events and adds the result to gold (streaming/microbatch.py).
+
+Distinct users add up across micro-batches because the stream passes `minute_metrics` only the
+(campaign, type, minute, user) tuples its engine state has never seen (streaming/plan.py); the
+batch passes every tuple once (`user_tuples`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from eo.core.tables import CAMPAIGN_MINUTE_METRICS, METRIC_WINDOW
+
+METRIC_KEY = list(CAMPAIGN_MINUTE_METRICS.key)
+REVENUE = pa.decimal128(18, 2)
+GROUPS = 16  # key groups per batch rebuild: each one a call of minute_metrics
+
+
+def window_start(event_time: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """The event-time minute an event counts in (UTC)."""
+    return pc.floor_temporal(event_time, unit=METRIC_WINDOW)
+
+
+def window_start_column(event_time: str = "event_time") -> Column:
+    """The same minute as a Spark column, for keys the engine computes (tests/unit/test_metrics.py
+    checks the two agree)."""
+    return F.date_trunc(METRIC_WINDOW, F.col(event_time))
+
+
+def purchase_revenue(events: pa.Table) -> pa.ChunkedArray:
+    """Each event's contribution to revenue: its price if it is a purchase, else 0, exactly."""
+    zero = pa.scalar(0, events.schema.field("price").type)
+    return pc.if_else(pc.equal(events["event_type"], "purchase"), pc.coalesce(events["price"], zero), zero)
+
+
+def user_tuples(events: pa.Table) -> pa.Table:
+    """Each (campaign, type, minute, user) the events hold, once."""
+    keyed = events.select(["campaign_id", "event_type", "user_id"]).append_column(
+        "window_start", window_start(events["event_time"])
+    )
+    return keyed.group_by([*METRIC_KEY, "user_id"]).aggregate([])
+
+
+def minute_metrics(events: pa.Table, users: pa.Table) -> pa.Table:
+    """events (campaign_id, event_type, event_time, price) and user tuples (METRIC_KEY + user_id,
+    each once) -> one row per key: events, distinct users and revenue."""
+    keyed = pa.table(
+        {
+            "campaign_id": events["campaign_id"],
+            "event_type": events["event_type"],
+            "window_start": window_start(events["event_time"]),
+            "_revenue": purchase_revenue(events),
+        }
+    )
+    counts = keyed.group_by(METRIC_KEY).aggregate([("_revenue", "count"), ("_revenue", "sum")])
+    distinct = users.select([*METRIC_KEY, "user_id"]).group_by(METRIC_KEY).aggregate([("user_id", "count")])
+    joined = counts.join(distinct, METRIC_KEY, join_type="full outer")
+    return pa.table(
+        {
+            "campaign_id": joined["campaign_id"],
+            "event_type": joined["event_type"],
+            "window_start": joined["window_start"],
+            "window_date": pc.cast(joined["window_start"], pa.date32()),
+            "events": pc.fill_null(joined["_revenue_count"], 0),
+            "distinct_users": pc.fill_null(joined["user_id_count"], 0),
+            "revenue": pc.cast(pc.fill_null(joined["_revenue_sum"], 0), REVENUE),
+        }
+    )
+
+
+def _metrics_of_group(events: pa.Table) -> pa.Table:
+    return minute_metrics(events, user_tuples(events))
+
+
+def campaign_minute_metrics(silver: DataFrame) -> DataFrame:
+    """The batch execution: every key's events in one group, `minute_metrics` per group."""
+    group = F.pmod(F.xxhash64("campaign_id", "event_type", window_start_column()), F.lit(GROUPS))
+    events = silver.select("campaign_id", "event_type", "event_time", "user_id", "price")
+    return events.groupBy(group.alias("_group")).applyInArrow(
+        lambda _key, table: _metrics_of_group(table), CAMPAIGN_MINUTE_METRICS.ddl
+    )

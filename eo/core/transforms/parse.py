@@ -1,0 +1,152 @@
+"""Raw Kafka records -> typed events, each with a quarantine reason or none.
+
+The one strict reading of a record, shared by stream, batch and verification (docs/bad-input.md).
+A record is read in one pass in the JVM by a Java UDF (jvm/reader, io.effectivelyonce.reader.ReadEvent,
+Jackson's streaming parser), so stream and batch classify a record identically and no record value
+crosses into Python to be read. The UDF returns the typed fields and the first rule broken.
+
+Reasons, first match wins, in this order:
+1. the record: malformed_json:{empty,too_large,invalid_utf8,repeated_key,syntax,not_object,trailing_data}
+2. each field in FIELDS order: missing_field:<f>, then bad_type:<f> (the wrong JSON type)
+3. each field in FIELDS order: bad_value:<f> (the right type, outside the field's domain)
+4. the reference data (classify): bad_value:campaign_id, bad_value:ad_id
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from eo.core.tables import QUARANTINE, SILVER, SOURCE_KEY
+
+ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
+REQUIRED_FIELDS = ("event_id", "event_type", "event_time", "user_id", "session_id", "campaign_id", "ad_id")
+FIELDS = (*REQUIRED_FIELDS, "price")
+Catalogue = Mapping[str, Sequence[str]]  # each campaign id with the ids of its ads
+
+# The id domain (the UDF's Ids class holds it; tests check against this). \A and \z, never ^ and $:
+# "$" also matches before a final newline, which would let "u1\n" through as an id.
+ID_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z"
+
+# The UDF (eo/runtime/spark.py puts its jar on every session's classpath) and the struct it returns.
+READER_FUNCTION = "eo_read_event"
+READER_CLASS = "io.effectivelyonce.reader.ReadEvent"
+READING = (
+    "struct<event_id: string, event_type: string, event_time: timestamp, user_id: string, session_id: string, "
+    "campaign_id: string, ad_id: string, price: decimal(10,2), reason: string>"
+)
+
+
+@dataclass(frozen=True)
+class Domains:
+    """The bounds of the field domains; the values live in conf/platform.toml [domains]."""
+
+    event_time_floor: str = "2000-01-01T00:00:00Z"
+    max_future_skew_minutes: int = 15
+    max_record_bytes: int = 65536
+
+    @classmethod
+    def from_conf(cls, values: dict) -> Domains:
+        known = {k: values[k] for k in cls.__dataclass_fields__ if k in values}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"unknown [domains] keys {unknown}; known: {sorted(cls.__dataclass_fields__)}")
+        return cls(**known)
+
+
+def first_reason(*checks: tuple[Column, str]) -> Column:
+    """The reason of the first failing check, or null when all pass."""
+    expr: Column = F.lit(None).cast("string")
+    for failed, reason in reversed(checks):
+        expr = F.when(failed, F.lit(reason)).otherwise(expr)
+    return expr
+
+
+def register_reader(spark: SparkSession) -> None:
+    """Make the reading UDF known to `spark` (once per session: a stream's batches run in a clone)."""
+    if not spark.catalog.functionExists(READER_FUNCTION):
+        spark.udf.registerJavaFunction(READER_FUNCTION, READER_CLASS, READING)
+
+
+def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Column:
+    """The reading of one record: a READING struct. The bounds go as literals, in the UDF's units."""
+    floor = F.unix_micros(F.to_timestamp(F.lit(domains.event_time_floor)))
+    return F.call_function(
+        READER_FUNCTION,
+        value,
+        F.unix_micros(kafka_timestamp),
+        floor,
+        F.lit(int(domains.max_future_skew_minutes)).cast("int"),
+        F.lit(int(domains.max_record_bytes)).cast("int"),
+    )
+
+
+def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
+    """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid)."""
+    register_reader(raw.sparkSession)
+    read = raw.select(
+        *SOURCE_KEY,
+        "kafka_timestamp",
+        F.make_valid_utf8(F.col("key")).alias("key"),
+        "value",
+        read_event(F.col("value"), F.col("kafka_timestamp"), domains).alias("_read"),
+    )
+    return read.select(
+        *SOURCE_KEY,
+        "kafka_timestamp",
+        "key",
+        "value",
+        *(F.col(f"_read.{name}").alias(name) for name in (*ID_FIELDS, "event_type", "event_time", "price", "reason")),
+    )
+
+
+def raw_text(value: Column) -> Column:
+    """A record's bytes as text, invalid UTF-8 replaced: what quarantine shows a person."""
+    text = value.cast("string")
+    return F.when(F.is_valid_utf8(value), text).otherwise(F.make_valid_utf8(text))
+
+
+def sql_string(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def catalogue_map(catalogue: Catalogue) -> Column:
+    """The catalogue as a literal map: campaign id -> array of its ad ids. Written as one SQL
+    expression (a thousand `F.lit` calls cost a second of a stream's start)."""
+    entries = ", ".join(
+        f"{sql_string(campaign)}, array({', '.join(sql_string(ad) for ad in ads)})"
+        for campaign, ads in sorted(catalogue.items())
+    )
+    return F.expr(f"map({entries})").cast("map<string,array<string>>")
+
+
+def classify(parsed: DataFrame, catalogue: Catalogue) -> DataFrame:
+    """Add the reference checks: the campaign must exist, and the ad must belong to it."""
+    ads = F.try_element_at(catalogue_map(catalogue), F.col("campaign_id"))  # null: no such campaign
+    reference = first_reason(
+        (ads.isNull(), "bad_value:campaign_id"),
+        (~F.coalesce(F.array_contains(ads, F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
+    )
+    classified = parsed.withColumn("reason", F.coalesce("reason", reference))
+    # Only a refused record keeps its text (for quarantine): a valid one is its fields, and the
+    # text of every record would double what a micro-batch shuffles and sends to Python.
+    refused_text = F.when(F.col("reason").isNotNull(), raw_text(F.col("value")))
+    columns = [refused_text.alias("raw_value") if c == "value" else c for c in classified.columns]
+    return classified.select(*columns)
+
+
+def quarantine_rows(classified: DataFrame) -> DataFrame:
+    return classified.where(F.col("reason").isNotNull()).select(*QUARANTINE.columns)
+
+
+def valid_events(classified: DataFrame) -> DataFrame:
+    """Valid rows in silver's shape (still with every duplicate copy)."""
+    return (
+        classified.where(F.col("reason").isNull())
+        .withColumn("event_date", F.to_date("event_time"))
+        .select(*SILVER.columns)
+    )

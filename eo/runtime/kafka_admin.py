@@ -1,0 +1,95 @@
+"""Small Kafka admin helpers (topic creation, partitions, end offsets) on confluent-kafka, and the
+client settings every Kafka client of the platform gets from the environment (address, authentication)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
+
+# librdkafka logs every refused connection to stderr; while a broker restarts (the fault lab)
+# that is hundreds of lines a second. Route its log through Python logging, quiet by default.
+CLIENT_LOG = logging.getLogger("eo.kafka.client")
+CLIENT_LOG.setLevel(os.environ.get("EO_KAFKA_CLIENT_LOG_LEVEL", "CRITICAL"))
+
+# The consumer group end_offsets declares; the Airflow role may describe it (terraform/modules/iam).
+OFFSETS_GROUP = "eo-offsets"
+
+
+def spark_kafka_options(settings: Settings) -> dict[str, str]:
+    """Options of every Spark Kafka source and sink: the address and the environment's own (authentication)."""
+    return environment(settings).spark_kafka_options()
+
+
+def client_config(settings: Settings, **extra) -> dict:
+    """librdkafka settings for admin clients, producers and consumers, authenticated as the environment asks."""
+    auth = environment(settings).kafka_authentication()
+    return {"bootstrap.servers": settings.kafka_bootstrap, "logger": CLIENT_LOG, **auth, **extra}
+
+
+def _admin(settings: Settings):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(client_config(settings))
+
+
+def ensure_topic(settings: Settings, partitions: int | None = None, timeout: float = 30.0) -> None:
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    admin = _admin(settings)
+    # Replication factor -1: the cluster's default (1 on the local broker, what a managed Kafka such as MSK requires).
+    wanted = NewTopic(settings.topic, partitions or settings.topic_partitions, -1)
+    for future in admin.create_topics([wanted], request_timeout=timeout).values():
+        try:
+            future.result()
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:  # metadata propagates asynchronously
+        if topic_partitions(settings):
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"topic {settings.topic} did not appear within {timeout} s")
+
+
+def delete_topic(settings: Settings, timeout: float = 30.0) -> None:
+    from confluent_kafka import KafkaError, KafkaException
+
+    admin = _admin(settings)  # keep a reference: the futures die with the client
+    for future in admin.delete_topics([settings.topic], request_timeout=timeout).values():
+        try:
+            future.result()
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+    deadline = time.monotonic() + timeout
+    while topic_partitions(settings) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def topic_partitions(settings: Settings) -> list[int]:
+    metadata = _admin(settings).list_topics(topic=settings.topic, timeout=10)
+    topic = metadata.topics.get(settings.topic)
+    if topic is None or topic.error is not None:
+        return []
+    return sorted(topic.partitions)
+
+
+def end_offsets(settings: Settings) -> dict[int, int]:
+    """The next offset each partition will get: what a caught-up consumer has read up to."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer(client_config(settings, **{"group.id": OFFSETS_GROUP}))
+    try:
+        result = {}
+        for p in topic_partitions(settings):
+            _, high = consumer.get_watermark_offsets(TopicPartition(settings.topic, p), timeout=10)
+            result[p] = high
+        return result
+    finally:
+        consumer.close()

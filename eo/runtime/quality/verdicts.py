@@ -1,0 +1,42 @@
+"""Where verdicts are kept: reports/verify/latest.json, a timestamped copy, and one per
+Airflow run, on the local disk or the lake bucket. Plain files, no Spark, so light tasks can
+read them."""
+
+from __future__ import annotations
+
+import json
+
+from eo.runtime.config import Settings
+from eo.runtime.environment import environment
+
+
+def verify_folder(settings: Settings) -> str:
+    return f"{settings.reports_root.rstrip('/')}/verify"
+
+
+def write_verdict(settings: Settings, verdict: dict, extra_copy: str | None = None) -> str:
+    stamp = verdict["checked_at"].replace(":", "").replace("+0000", "Z")
+    text = json.dumps(verdict, indent=2, default=str)
+    latest = f"{verify_folder(settings)}/latest.json"
+    for uri in (f"{verify_folder(settings)}/{stamp}.json", latest, extra_copy):
+        if uri:
+            environment(settings).report_files.write_text(str(uri), text)
+    return latest
+
+
+def run_verdict_path(settings: Settings, name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return f"{verify_folder(settings)}/runs/{safe}.json"
+
+
+def read_verdict(settings: Settings, uri: str) -> dict | None:
+    return (
+        json.loads(environment(settings).report_files.read_text(uri))
+        if environment(settings).report_files.exists(uri)
+        else None
+    )
+
+
+def docs_link(verdict: dict) -> str:
+    """Where a browser opens the Data Docs: Airflow's served copy when there is one, else the files."""
+    return verdict.get("data_docs_url") or verdict["data_docs"]

@@ -1,0 +1,98 @@
+"""The Spark session builder shared by streaming, batch, verification and tests.
+
+Jars come from `.cache/jars/spark` (resolved by Maven from infra/maven/spark/pom.xml), never
+from Ivy, and `.cache/jars/reader` (the strict reading's UDF, built from jvm/reader). Under
+spark-submit the master and jars come from the command line instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from eo.runtime.config import REPO_ROOT, Settings
+from eo.runtime.environment import environment
+
+LOG_CONFIG = REPO_ROOT / "infra" / "conf" / "spark-log4j2.properties"
+DRIVER_JAVA_OPTIONS = f"-Dlog4j2.configurationFile=file:{LOG_CONFIG}"
+
+# Small defaults for a 2-core machine; every one can be overridden per job.
+BASE_CONF: dict[str, str] = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    "spark.databricks.delta.snapshotPartitions": "2",
+    "spark.databricks.delta.schema.autoMerge.enabled": "false",
+    # Merges write few, larger files instead of one per shuffle partition.
+    "spark.databricks.delta.merge.repartitionBeforeWrite.enabled": "true",
+    # Batches are persisted to be read twice, once: compressing the cache doubled the cost of
+    # parsing a batch (make bench, 2M records: 8.3 s parse, 16.8 s compressed, 8.6 s not).
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    ),
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+    # An instance that takes over loads the newest uploaded snapshot and replays the changelogs
+    # after it. A snapshot at every version (not every 10th), uploaded by the maintenance task
+    # every 5 s (not 60): after a catch-up of 500k-record batches, replaying five changelogs cost
+    # 12 s of a 6,000-record first batch (docs/hot-path.md, "Recovery").
+    "spark.sql.streaming.stateStore.minDeltasForSnapshot": "1",
+    "spark.sql.streaming.stateStore.maintenanceInterval": "5s",
+    # Counting the state's rows costs a lookup before every write; the dedup states do not need it.
+    "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
+    "spark.ui.showConsoleProgress": "false",
+    # Every server this project starts listens on loopback only.
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.memory": "4g",
+    "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+}
+
+
+def under_spark_submit() -> bool:
+    """spark-submit starts the JVM itself and hands Python the gateway port."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None = None):
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
+    if not under_spark_submit():
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, before the JVM starts
+        # Python workers (applyInArrow) run this interpreter and import the project's packages.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if str(REPO_ROOT) not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), *paths]))
+        merged["spark.master"] = settings.spark_master
+        merged["spark.jars"] = ",".join(environment(settings).jars())
+    merged.update(settings.spark_conf)  # the environment's own (object store, log store)
+    merged.update(conf or {})
+    for key, value in merged.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("EO_SPARK_LOG_LEVEL", "WARN"))
+    return spark
+
+
+def close_state_stores() -> None:
+    """Close this process's engine state (RocksDB) before it exits, if a session is up.
+
+    At JVM exit Spark's shutdown hook deletes the state stores' local folders while they are still
+    open; RocksDB's close then failed on its missing MANIFEST and once crashed the JVM (SIGSEGV,
+    exit -6) after the job had committed everything (make bench, history phase)."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        return
+    # The Scala object itself: its package-private methods have no static forwarder.
+    stores = getattr(getattr(spark._jvm.org.apache.spark.sql.execution.streaming.state, "StateStore$"), "MODULE$")
+    # Maintenance first, without the stores' lock: `stop()` alone holds that lock while it waits
+    # for maintenance threads that need it, until its shutdown timeout (minutes; seen in the bench).
+    stores.stopMaintenanceTaskWithoutLock()
+    stores.stop()

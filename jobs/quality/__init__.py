@@ -1,1 +1,0 @@
-"""The evidence: stream output compared with the batch recomputation, and domain checks."""

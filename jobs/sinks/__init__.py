@@ -1,1 +1,0 @@
-"""External sinks the streaming job delivers to (PostgreSQL)."""

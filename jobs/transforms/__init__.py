@@ -1,1 +1,0 @@
-"""Pure DataFrame -> DataFrame functions. Stream and batch call the same ones."""

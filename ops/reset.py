@@ -1,0 +1,80 @@
+"""`python -m ops.reset`: start the stream afresh from bronze, as if it had never stopped.
+
+A checkpoint holds the query's Kafka offsets and its engine state: every event id accepted and
+every (campaign, type, minute, user) counted (streaming/plan.py). When it is lost or damaged, a
+reset rebuilds what it stood for from the full log:
+
+1. the checkpoint is moved aside (kept, for a post-mortem);
+2. silver, quarantine and gold are rebuilt from bronze by the batch job, in place;
+3. the seed table gets the rebuilt silver's ids and user tuples;
+4. the next `python -m streaming run` starts a new checkpoint (a new idempotency id for its commits): it
+   reads the seed into its state first, with Kafka held back so that no live copy of an event can
+   race its original, then Kafka right after the last offset bronze holds.
+
+The stream must be stopped: a reset refuses to run while its active lock is held.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+
+from batch.rebuild import rebuild
+from eo.core.tables import SEED, SILVER
+from eo.runtime import lake
+from eo.runtime.active import ActiveLock
+from eo.runtime.cli import EXIT_CODES, NOT_READY, guarded
+from eo.runtime.config import STREAM_QUERY, Settings, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.sinks import postgres
+from eo.runtime.spark import build_session, close_state_stores
+
+QUERY = STREAM_QUERY
+
+
+def write_seed(spark, settings: Settings) -> int:
+    """The seed: each accepted event's id and user tuple, from silver. Returns how many."""
+    seed = lake.read(spark, settings, SILVER).select(*SEED.columns)
+    lake.overwrite(seed, settings.table_path(SEED.name))
+    return lake.read(spark, settings, SEED).count()
+
+
+def reset(settings: Settings) -> int:
+    lock = ActiveLock.for_job(settings, [QUERY])
+    if not lock.try_acquire():
+        print("the stream is running: stop it first (make stream-stop), then reset", file=sys.stderr)
+        return NOT_READY
+    spark = build_session("eo-streaming-reset", settings)
+    # A query this process ran and stopped still has its state stores open, and their maintenance
+    # uploads a pending snapshot into the checkpoint's path: after the move, into the new one.
+    close_state_stores()
+    checkpoint = settings.checkpoint_path(QUERY)
+    if lake.exists(spark, checkpoint):
+        archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
+        lake.rename(spark, checkpoint, archived)
+        print(f"[reset] checkpoint moved to {archived}", flush=True)
+    stats = rebuild(spark, settings, target="main")
+    print(f"[reset] silver, quarantine and gold rebuilt from {stats['bronze_rows']:,} bronze records", flush=True)
+    seeded = write_seed(spark, settings)
+    print(f"[reset] seed written: {seeded:,} event ids for the stream's state", flush=True)
+    dsn = environment(settings).sink_dsn
+    if dsn:
+        postgres.reset(dsn, QUERY)
+        print("[reset] PostgreSQL sink tables emptied: they receive what the stream adds from now on", flush=True)
+    print("[reset] done: the next `streaming run` reads the seed, then Kafka after bronze's last offset")
+    lock.release()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ops.reset", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
+    parser.parse_args(argv)
+    try:
+        return reset(load_settings())
+    finally:
+        close_state_stores()
+
+
+if __name__ == "__main__":
+    raise SystemExit(guarded(main))

@@ -1,0 +1,147 @@
+"""The streaming job as a service, behind the environment switch: what the supervisor DAG asks.
+
+- local, local-s3: a spark-submit process on this machine (infra/streaming.py: pid files, a warm
+  standby that may take over);
+- aws (`job_runner = "emr-serverless"`): a long-running EMR Serverless job run named `eo-stream`.
+
+Chosen once, from the settings (`stream_service`). Either way the job resumes from its checkpoint
+and takes a new epoch when it starts, so a restart never doubles or loses a batch.
+
+    python -m ops.stream_service start|kill     # what the supervisor would do, by hand
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Protocol
+
+from eo.runtime.config import Settings, load_settings
+from eo.runtime.environment import environment
+
+STREAM_SCRIPT, STREAM_ARGS = "streaming/run.py", ["run"]
+
+
+class StreamService(Protocol):
+    def running(self) -> bool: ...
+
+    def start(self) -> str | None: ...  # what was started (a pid, a job run id); None: a standby took over
+
+    def kill(self) -> str | None: ...  # what was stopped, as a crash would
+
+
+class LocalStreamService:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def running(self) -> bool:
+        from infra import streaming
+
+        return streaming.running(self.settings)
+
+    def start(self) -> str | None:
+        from infra import streaming
+
+        pid = streaming.start(self.settings)
+        return None if pid is None else f"pid {pid}"
+
+    def kill(self) -> str | None:
+        from infra import streaming
+
+        pid = streaming.kill(self.settings)
+        return None if pid is None else f"pid {pid}"
+
+
+class EmrStreamService:
+    """The stream as an EMR Serverless job run of the same module (eo/cloud/emr_serverless.py)."""
+
+    NAME = "eo-stream"
+    LIVE = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING")
+
+    def __init__(self, settings: Settings, client=None) -> None:
+        from eo.cloud import emr_serverless
+
+        self.settings = settings
+        outputs = emr_serverless.terraform_outputs(settings)
+        self.application = str(outputs["emr_application_id"])
+        self.client = client or emr_serverless.aws_client("emr-serverless", str(outputs["region"]))
+
+    def live_runs(self) -> list[str]:
+        pages = self.client.get_paginator("list_job_runs").paginate(
+            applicationId=self.application, states=list(self.LIVE)
+        )
+        return [run["id"] for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME]
+
+    def running(self) -> bool:
+        return bool(self.live_runs())
+
+    def start(self) -> str | None:
+        from eo.cloud import emr_serverless
+
+        if self.running():
+            return None
+        run_id = emr_serverless.run(
+            self.settings, STREAM_SCRIPT, STREAM_ARGS, client=self.client, wait=False, name=self.NAME
+        )
+        return f"job run {run_id}"
+
+    def kill(self) -> str | None:
+        runs = self.live_runs()
+        for run_id in runs:
+            self.client.cancel_job_run(applicationId=self.application, jobRunId=run_id)
+        return f"job runs {', '.join(runs)}" if runs else None
+
+
+def stalled_queries(report: dict, max_silence_minutes: float) -> list[str]:
+    """Queries behind Kafka that have not committed for longer than allowed."""
+    return [
+        name
+        for name, q in report["queries"].items()
+        if q["lag"] > 0 and (q["seconds_since_commit"] or 0) > max_silence_minutes * 60
+    ]
+
+
+def supervise(service: StreamService, report: dict, max_silence_minutes: float, restart: bool) -> str:
+    """Restart a dead or stalled stream (a stalled one is killed first); say what was done."""
+    stalled = stalled_queries(report, max_silence_minutes)
+    if report["running"] and not stalled:
+        return "healthy"
+    reason = f"stalled: {stalled}" if stalled else "not running"
+    if not restart:
+        return f"{reason}; restart disabled"
+    if report["running"]:
+        service.kill()
+    started = service.start()
+    if started is None:
+        return f"a standby took over ({reason}); it resumes from the checkpoint"
+    return f"restarted: {started} ({reason}); it resumes from the checkpoint"
+
+
+# How each job runner runs the stream; the environment (eo/runtime/environment.py) picks one.
+SERVICES = {"spark-submit": LocalStreamService, "emr-serverless": EmrStreamService}
+
+
+def stream_service(settings: Settings) -> StreamService:
+    return environment(settings).job_runner(SERVICES)(settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ops.stream_service",
+        description="Start the stream where the environment runs it (a local process, or the EMR "
+        "Serverless job run eo-stream that the stream_supervisor DAG watches), or kill it as a crash would.",
+    )
+    parser.add_argument("action", choices=["start", "kill"])
+    args = parser.parse_args(argv)
+    service = stream_service(load_settings())
+    if args.action == "start":
+        started = service.start()
+        print(f"stream started: {started}" if started else "the stream is already running (or a standby took over)")
+    else:
+        killed = service.kill()
+        print(f"stream killed: {killed}" if killed else "the stream was not running")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The streaming query itself: started on its checkpoint, the seed read after a reset, and a run
+until caught up or stopped, with progress and the engine's own figures."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from eo.core.tables import BRONZE
+from eo.runtime import lake
+from eo.runtime.config import STREAM_QUERY, Settings
+from eo.runtime.environment import environment
+from streaming import engine_report
+from streaming.microbatch import MicroBatch, PoisonIsolated
+from streaming.plan import Source, events_plan, kafka_records
+
+QUERY = STREAM_QUERY
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """Execution knobs. None may change a gold row (DESIGN.md invariant 6)."""
+
+    until_caught_up: bool = False
+    trigger_seconds: float = 0.0  # 0: the next micro-batch starts as soon as the last one is done
+    max_offsets_per_trigger: int | None = None
+
+
+def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[int]) -> str:
+    """Where a new checkpoint starts reading Kafka: right after what bronze already holds.
+
+    So a new checkpoint (after a reset, or a lost one) never writes an offset into bronze twice."""
+    bronze = lake.read(spark, settings, BRONZE).where(F.col("kafka_topic") == settings.topic)
+    done = {
+        r.kafka_partition: r.last + 1
+        for r in bronze.groupBy("kafka_partition").agg(F.max("kafka_offset").alias("last")).collect()
+    }
+    return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
+
+
+def start_query(
+    spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, seeding: bool = False
+):
+    records = kafka_records(spark, settings, source)
+    plan = events_plan(spark, settings, records, seeding)
+    writer = (
+        plan.writeStream.queryName(QUERY)
+        .foreachBatch(batch)
+        .option("checkpointLocation", settings.checkpoint_path(QUERY))
+    )
+    if knobs.until_caught_up:
+        return writer.trigger(availableNow=True).start()
+    return writer.trigger(processingTime=f"{knobs.trigger_seconds} seconds").start()
+
+
+def read_seed(spark: SparkSession, settings: Settings, batch: MicroBatch, source: Source) -> None:
+    """After a reset: the seed into the engine state, with what Kafka has meanwhile; a live copy of
+    an event the seed holds is set aside, never taken for new (streaming/plan.py)."""
+    began = time.monotonic()
+    query = start_query(spark, settings, Knobs(until_caught_up=True), batch, source, seeding=True)
+    try:
+        query.awaitTermination()
+    finally:
+        query.stop()
+    print(f"[streaming] seed read into the engine state in {time.monotonic() - began:.1f} s", flush=True)
+
+
+def write_catch_up(settings: Settings, stats: dict) -> None:
+    environment(settings).report_files.write_text(
+        f"{settings.reports_root.rstrip('/')}/streaming/last-catch-up.json", json.dumps(stats, indent=2)
+    )
+
+
+def _engine_profiles(query, after: int) -> list[dict]:
+    """Spark's own figures of the batches after `after`, each printed once (streaming/engine_report.py)."""
+    found = engine_report.new_profiles([json.loads(p.json) for p in query.recentProgress], after)
+    for each in found:
+        print(engine_report.profile_line(QUERY, each), flush=True)
+    return found
+
+
+def _await(query, batch: MicroBatch, started: float, every: float = 10.0) -> list[dict]:
+    """Wait for an availableNow query, reporting progress; the engine's figures of its batches."""
+    profiles: list[dict] = []
+    while True:
+        done = query.awaitTermination(every)
+        profiles += _engine_profiles(query, profiles[-1]["batch"] if profiles else -1)
+        if done:
+            return profiles
+        elapsed = time.monotonic() - started
+        print(
+            f"[{QUERY}] {batch.records:,} records committed, {batch.records / elapsed:,.0f} records/s "
+            f"(t+{elapsed:.0f} s)",
+            flush=True,
+        )
+
+
+def run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, started: float) -> int:
+    """Run until caught up or stopped; a poison isolation restarts the query (the batch is read
+    again with the poison quarantined unread)."""
+    while True:
+        query = start_query(spark, settings, knobs, batch, source)
+        try:
+            if knobs.until_caught_up:
+                engine = _await(query, batch, started)
+                seconds = time.monotonic() - started
+                # The newest 100 batches' engine figures, as many as Spark itself keeps.
+                stats = {"seconds": round(seconds, 2), "records": batch.records, "engine": engine[-100:]}
+                write_catch_up(settings, stats)
+                print(f"[streaming] caught up in {seconds:.1f} s: {batch.records:,} records", flush=True)
+            else:
+                query.awaitTermination()
+            return 0
+        except Exception as exc:
+            if PoisonIsolated.__name__ not in str(exc):
+                raise
+            print(f"[streaming] restarting the query: {exc}".splitlines()[0], flush=True)
+        finally:
+            query.stop()
