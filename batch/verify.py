@@ -21,7 +21,10 @@ from pyspark.sql import functions as F
 
 from batch.interval_args import add_interval_args, intervals_from
 from batch.rebuild import classify_log
+from batch.verify_explain import explain_differences
+from batch.verify_explain import lines as explained_lines
 from eo.core.intervals import Interval, as_text, compact, human, predicate
+from eo.core.lineage import EXPLAINED
 from eo.core.quality import expectations as expect
 from eo.core.quality.diff import diff_counts, table_diff, value_columns
 from eo.core.quality.reconcile import account_for_acks, read_acks
@@ -53,6 +56,8 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
         {**{k: str(row[k]) for k in table.key}, "status": row.status}
         for row in (differing.limit(SAMPLE_KEYS).collect() if unexpected else [])
     ]
+    if counts["sample"] and table.name in EXPLAINED:
+        counts["explained"] = explain_differences(settings, table, counts["sample"], evidence.run_id.run_name)
     gx_passed = evidence.check(
         f"agreement_{table.name}",
         diff.drop("status"),
@@ -63,7 +68,11 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
         notes=[
             f"**{table.name}** over {scope}: stream {counts['stream_rows']:,} rows, batch rebuild "
             f"{counts['batch_rows']:,} rows; missing {counts['missing']:,}, extra {counts['extra']:,}, "
-            f"different {counts['different']:,}. Differing keys, e.g.: {counts['sample'][:5] or 'none'}"
+            f"different {counts['different']:,}. Differing keys, e.g.: {counts['sample'][:5] or 'none'}",
+            *(
+                f"Key {e['key']}: {e.get('diagnosis') or e.get('error')} (explanation: {e.get('file', '-')})"
+                for e in counts.get("explained", [])
+            ),
         ],
     )
     # Both must hold: GX's column checks skip a null facing a value, the null-safe status does not.
@@ -175,6 +184,7 @@ def describe(verdict: dict) -> str:
         )
         if t.get("sample"):
             lines.append(f"    differing keys, e.g. {t['sample'][:3]}")
+        lines += explained_lines(t.get("explained", []))
     r = verdict["reconciliation"]
     accepted = "acknowledged" if r["acked"] is not None else "in bronze"
     lines.append(

@@ -18,7 +18,8 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 - **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
   would disagree again); `verify` itself is retried only when it could not check (a crash).
   The verdict (`reports/verify/latest.json`) and a link to the Data Docs (served by Airflow at
-  `/data-docs/`, also under "Data Docs" in the navigation) are in that task's log.
+  `/data-docs/`, also under "Data Docs" in the navigation) are in that task's log, with each
+  differing key's explanation (`python -m batch.explain`): both sides' events and what tells them apart.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ def verify_agreement():
             raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
         print(f"Data Docs: {docs_link(verdict)}")
+        for table, found in verdict["tables"].items():  # each differing key, explained on both sides
+            for key in found.get("explained", []):
+                print(f"{table} {key['status']} {key['key']}: {key.get('diagnosis') or key.get('error')}")
+                if key.get("file"):
+                    print(f"  explanation: {key['file']}  (again: {key['command']})")
         if not verdict["passed"]:
             failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
             raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 
 from eo.cloud import msk_iam
-from eo.cloud.s3 import ObjectStoreFiles, delta_rs_location, s3_client
+from eo.cloud.s3 import ObjectStoreFiles, arrow_s3, delta_rs_location, s3_client
 from eo.runtime.config import REPO_ROOT
 from eo.runtime.environment import Environment, on_object_store
 from eo.runtime.jars import jar_paths
@@ -46,6 +46,11 @@ class ObjectStoreEnvironment(Environment):
 
         uri, options = delta_rs_location(self.settings, self.settings.table_path(name, namespace))
         return Table(uri, options)
+
+    def arrow_filesystem(self, uri: str):
+        from pyarrow import fs
+
+        return fs.SubTreeFileSystem(uri.split("://", 1)[1], arrow_s3(self.settings))
 
     @property
     def lock_root(self) -> str:

@@ -42,6 +42,21 @@ def delta_rs_location(settings: Settings, path: str) -> tuple[str, dict[str, str
     return "s3://" + path.split("://", 1)[1], {k: v for k, v in options.items() if v}
 
 
+def arrow_s3(settings: Settings):
+    """pyarrow's S3 filesystem at s3a's endpoint, with its keys (else the default credential chain)."""
+    from pyarrow import fs
+
+    conf = settings.spark_conf
+    endpoint = conf.get("spark.hadoop.fs.s3a.endpoint")
+    return fs.S3FileSystem(
+        access_key=conf.get("spark.hadoop.fs.s3a.access.key"),
+        secret_key=conf.get("spark.hadoop.fs.s3a.secret.key"),
+        region=conf.get("spark.hadoop.fs.s3a.endpoint.region") or os.environ.get("AWS_REGION") or "us-east-1",
+        endpoint_override=endpoint.split("://", 1)[-1] if endpoint else None,
+        scheme="http" if endpoint and endpoint.startswith("http://") else "https",
+    )
+
+
 def _split(uri: str) -> tuple[str, str]:
     bucket, _, key = uri.split("://", 1)[1].partition("/")
     return bucket, key

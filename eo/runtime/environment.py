@@ -79,6 +79,13 @@ class Environment:
 
         return Table(self.settings.table_path(name, namespace))
 
+    def arrow_filesystem(self, uri: str):
+        """A pyarrow filesystem rooted at a table, for delta-rs datasets: delta-rs's own filesystem
+        handler crashes the interpreter at exit (terminate called without an active exception)."""
+        from pyarrow import fs
+
+        return fs.SubTreeFileSystem(uri.removeprefix("file://"), fs.LocalFileSystem())
+
     # -- leases and locks --------------------------------------------------------------------
     @property
     def lock_root(self) -> str:

@@ -179,12 +179,22 @@ class Bench:
 
         sizes = []
         for size in self.profile.rebuild_sizes:
-            point = rebuild_at(self.spark, self.settings, size, self.work / f"rebuild-{size}")
+            largest = size == max(self.profile.rebuild_sizes)
+            point = rebuild_at(self.spark, self.settings, size, self.work / f"rebuild-{size}", explain=largest)
             self.log(f"   {size:,} events: {point['seconds']} s = {point['events_per_s']:,}/s")
+            for each in point.get("explain", []):
+                self.log(f"   explain one {each['table']} row: {each['seconds']} s, adds up: {each['adds_up']}")
             sizes.append(point)
         exponent = scaling_exponent([(s["events"], s["seconds"]) for s in sizes])
         self.result["rebuild"] = {"sizes": sizes, "exponent": exponent}
-        self.metrics.update(rebuild_events_per_s=sizes[-1]["events_per_s"], rebuild_scaling_exponent=exponent)
+        explained = sizes[-1]["explain"]
+        if not all(e["adds_up"] for e in explained):
+            raise RuntimeError(f"an explained row does not add up: {explained}")
+        self.metrics.update(
+            rebuild_events_per_s=sizes[-1]["events_per_s"],
+            rebuild_scaling_exponent=exponent,
+            explain_seconds=max(e["seconds"] for e in explained),
+        )
 
     def history(self) -> None:
         from lab.bench.history import history_end, history_ratio, run_with_history

@@ -38,6 +38,7 @@ OTHER_METRICS = (
     "recovery_cold_caught_up_s",
     "ysb_raw_spark_events_per_s",
     "ysb_pyflink_events_per_s",
+    "explain_seconds",  # batch/explain.py on one gold row of the largest rebuilt lake (the slower table's)
 )
 
 REQUIRED_METRICS = tuple(dict.fromkeys([name for name, *_ in TARGETS] + list(OTHER_METRICS)))
@@ -60,6 +61,8 @@ METHODS = (
     "each; the highest rate the producer really offered with p99 <= 10 s; stops at the first that fails.",
     "**Recovery**: SIGKILL under load; first committed batch from the `events` checkpoint's commits/; caught up "
     "= everything produced before the kill committed.",
+    "**Explain**: after the largest rebuild, `python -m batch.explain` on one row picked at random of each gold "
+    "table (the rebuild's), through delta-rs; the slower table's seconds, and it must add up.",
     "**History**: silver, gold and the engine state (through the seed, as after a reset) prefilled with a short "
     "or a long history; the same new events streamed; median of the job's own batch seconds, long / short.",
 )

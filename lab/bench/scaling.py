@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import random
 import shutil
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from batch.rebuild import rebuild
-from eo.core.tables import BRONZE
+from eo.core.tables import BRONZE, GOLD, TableDef
 from eo.runtime.config import Settings
 from lab.bench.synthetic import bronze_log
 from streaming.takeover import prepare
@@ -30,19 +31,41 @@ def fresh_lake(settings: Settings, folder: Path) -> Settings:
     return settings.with_overrides(**{key: str(folder / name) for key, name in roots.items()})
 
 
-def rebuild_at(spark: SparkSession, settings: Settings, events: int, folder: Path) -> dict:
+def rebuild_at(spark: SparkSession, settings: Settings, events: int, folder: Path, explain: bool = False) -> dict:
+    """Rebuild a log of `events`; with `explain`, then explain a row of each gold table (batch/explain.py)."""
     settings = fresh_lake(settings, folder)
     prepare(spark, settings)
     started = time.monotonic()
     bronze_log(spark, events, LOG_START).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
     written = time.monotonic() - started
     stats = rebuild(spark, settings)
-    shutil.rmtree(folder, ignore_errors=True)
-    return {
+    point = {
         "events": stats["bronze_rows"],
         "seconds": stats["seconds"],
         "events_per_s": stats["events_per_s"],
         "bronze_write_seconds": round(written, 1),
+    }
+    if explain:
+        point["explain"] = [explain_a_row(settings, table) for table in GOLD]
+    shutil.rmtree(folder, ignore_errors=True)
+    return point
+
+
+def explain_a_row(settings: Settings, table: TableDef, seed: int = 7) -> dict:
+    """Explain a row picked at random from the rebuilt table: its seconds, and whether it adds up."""
+    from batch.explain import explain
+    from eo.runtime.lineage import open_table, plain
+
+    rows = plain(open_table(settings, table.name, "rebuild").dataset().head(1000)).to_pylist()
+    row = random.Random(seed).choice(rows)
+    pairs = [f"{k}={row[k].isoformat() if hasattr(row[k], 'isoformat') else row[k]}" for k in table.key]
+    found = explain(settings, table.name, pairs, namespace="rebuild", history_limit=5)
+    return {
+        "table": table.name,
+        "key": pairs,
+        "seconds": found["seconds"],
+        "adds_up": found["adds_up"],
+        "events": len(found["events"]),
     }
 
 

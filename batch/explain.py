@@ -1,0 +1,237 @@
+"""Explain a number: the events behind one row, where they sat in Kafka, and whether they add up.
+
+    python -m batch.explain campaign_minute_metrics --key campaign_id=c042 --key event_type=purchase \\
+        --key window_start=2026-11-20T10:03:00Z [--version N | --as-of TS] [--namespace rebuild] [--json]
+    python -m batch.explain user_sessions --key user_id=u17 --key session_start=2026-11-20T09:58:12Z
+    python -m batch.explain silver --key event_id=e-123
+
+For the row as stored: the silver events of its key with their Kafka coordinates (each looked up in
+bronze), the copies dropped as duplicates, the refused records in its range, the row recomputed
+from exactly those events with the transforms stream and batch share ("adds up" or the columns
+that differ), and every micro-batch that changed it (Delta time travel: the hot path pays nothing).
+Reads go through delta-rs, pruned by partitions and file statistics; no Spark job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+
+from batch.explain_text import render
+from eo.core.lineage import ExplainError, differing, event_range, parse_key, recompute
+from eo.core.tables import BRONZE, QUARANTINE, SILVER, USER_SESSIONS, TableDef
+from eo.core.transforms.sessions import GAP
+from eo.runtime import lineage
+from eo.runtime.cli import EXIT_CODES, USAGE, guarded
+from eo.runtime.config import Settings, load_settings
+
+HISTORY_LIMIT = 20
+
+
+def _dates(table: TableDef, key: dict) -> list[dt.date] | None:
+    first = key.get(table.range_column) if table.range_column else None
+    return [first.date()] if first is not None else None
+
+
+def stored_row(delta, table: TableDef, key: dict) -> dict | None:
+    found = lineage.rows(delta, table, key, _dates(table, key)).to_pylist()
+    return found[0] if found else None
+
+
+def _copies_of(bronze, events: list[dict]) -> tuple[list[dict], int]:
+    """Each event with its coordinates, whether bronze holds them, and the copies dropped."""
+    coordinates = [(e["kafka_topic"], e["kafka_partition"], e["kafka_offset"]) for e in events]
+    present = lineage.in_bronze(bronze, coordinates)
+    found = lineage.copies(bronze, [e["event_id"] for e in events])
+    explained, dropped = [], 0
+    for event, at in zip(events, coordinates, strict=True):
+        kept = {"topic": at[0], "partition": at[1], "offset": at[2]}
+        others = [c for c in found.get(event["event_id"], []) if c["coordinates"] != kept]
+        dropped += len(others)
+        explained.append(
+            {
+                **{k: v for k, v in event.items() if not k.startswith("kafka_")},
+                "coordinates": kept,
+                "in_bronze": at in present,
+                "duplicates_dropped": [{"coordinates": c["coordinates"], "payload": c["payload"]} for c in others],
+            }
+        )
+    return explained, dropped
+
+
+def _names(table: TableDef, key: dict) -> dict:
+    """The values a refused record of the row's range names in its raw text."""
+    if table is SILVER:
+        return {"event_id": key["event_id"]}
+    if table is USER_SESSIONS:
+        return {"user_id": key["user_id"]}
+    return {"campaign_id": key["campaign_id"], "event_type": key["event_type"]}
+
+
+def explain(
+    settings: Settings,
+    table_name: str,
+    pairs: list[str],
+    version: int | None = None,
+    as_of: dt.datetime | None = None,
+    namespace: str = "main",
+    history_limit: int = HISTORY_LIMIT,
+) -> dict:
+    began = time.monotonic()
+    table, key = parse_key(table_name, pairs)
+    target = lineage.open_table(settings, table.name, namespace)
+    if as_of is not None:
+        version = lineage.version_as_of(target, as_of)
+    target = lineage.open_table(settings, table.name, namespace, version)
+    row = stored_row(target, table, key)
+    batch = lineage.batch_of(target, target.version())
+
+    def aligned(other: TableDef):
+        """`other` as it stood after the same micro-batch; bronze, the one log, is only in main."""
+        space = "main" if other is BRONZE else namespace
+        latest = lineage.open_table(settings, other.name, space)
+        return lineage.open_table(settings, other.name, space, lineage.aligned_version(latest, batch))
+
+    silver = target if table is SILVER else aligned(SILVER)
+    span = event_range(table, key, row)
+    events = lineage.events(silver, SILVER, span)
+    recomputed = recompute(table, key, events)
+    columns = [c for c in table.columns if c not in table.key]
+    differ = differing(row, recomputed, columns)
+    explained, dropped = _copies_of(aligned(BRONZE), events.to_pylist())
+    if table is SILVER and explained and not explained[0]["in_bronze"]:
+        differ = [*differ, "coordinates"]
+    return {
+        "table": table.name,
+        "namespace": namespace,
+        "key": key,
+        "version": target.version(),
+        "micro_batch": batch,
+        "row": row,
+        "events": explained,
+        "duplicates_dropped": dropped,
+        "refused": lineage.refused(aligned(QUARANTINE), _names(table, key), span),
+        "recomputed": recomputed,
+        "adds_up": row is not None and not differ,
+        "differing_columns": differ,
+        "history": row_history(settings, table, key, row, namespace, target.version(), history_limit),
+        "seconds": round(time.monotonic() - began, 2),
+    }
+
+
+def _neighbours(delta, table: TableDef, key: dict, since: dt.datetime, until: dt.datetime) -> list[dict]:
+    """The user's sessions that overlap [since, until]: the explained session and what it merged."""
+    found = lineage.rows(delta, table, {"user_id": key["user_id"]}, _span_days(since, until)).to_pylist()
+    return [r for r in found if r["session_end"] >= since and r["session_start"] <= until]
+
+
+def _span_days(since: dt.datetime, until: dt.datetime) -> list[dt.date]:
+    return [since.date() + dt.timedelta(days=n) for n in range((until.date() - since.date()).days + 1)]
+
+
+def row_history(
+    settings: Settings, table: TableDef, key: dict, row: dict | None, namespace: str, upto: int, limit: int
+) -> dict:
+    """Each commit that changed the row, newest `limit` of them: its version, the micro-batch it came
+    from and the values before and after (by time travel, reading only the row's partition)."""
+    if limit == 0:
+        return {"source": "Delta time travel", "versions_read": 0, "changes": []}
+    latest = lineage.open_table(settings, table.name, namespace)
+    commits = [c for c in lineage.history(latest) if c["version"] <= upto]
+    dates = _dates(table, key)
+    column = table.partition_by[0] if table.partition_by and dates else None
+    wanted = dates[0].isoformat() if dates else None
+    candidates = []
+    for commit in commits:
+        touched = lineage.touched_partitions(settings, latest, commit["version"], column) if column else None
+        if touched is None or wanted in touched:
+            candidates.append(commit)
+    candidates = candidates[-limit:]
+    first = candidates[0]["version"] if candidates else 0
+    start = key.get("session_start")
+    span = (start - GAP, ((row or {}).get("session_end") or start) + GAP) if table is USER_SESSIONS else None
+    before = _state(settings, table, key, span, namespace, first - 1) if first > 0 else _state(None, table, key, span)
+    changes = []
+    for commit in candidates:
+        after = _state(settings, table, key, span, namespace, commit["version"])
+        if after != before:
+            changes.append(_change(commit, before, after, table))
+        before = after
+    return {"source": "Delta time travel", "versions_read": len(candidates) + (first > 0), "changes": changes}
+
+
+def _state(
+    settings: Settings | None, table: TableDef, key: dict, span: tuple | None, namespace: str = "main", version: int = 0
+) -> dict:
+    """The row at `version`, and for a session the user's sessions within the gap of the explained
+    one's span (without settings: the state before any commit)."""
+    if settings is None:
+        return {"row": None, **({"sessions_nearby": []} if span else {})}
+    delta = lineage.open_table(settings, table.name, namespace, version)
+    found = {"row": stored_row(delta, table, key)}
+    if span:
+        found["sessions_nearby"] = _neighbours(delta, table, key, *span)
+    return found
+
+
+def _change(commit: dict, before: dict, after: dict, table: TableDef) -> dict:
+    change = {
+        "version": commit["version"],
+        "committed_at": dt.datetime.fromtimestamp(commit["timestamp"] / 1000, dt.UTC).isoformat(),
+        "operation": commit.get("operation"),
+        "app_id": commit.get("app_id"),
+        "epoch": int(commit["epoch"]) if commit.get("epoch") else None,
+        "position": int(commit["position"]) if commit.get("position") else None,
+        "before": before["row"],
+        "after": after["row"],
+    }
+    if table is USER_SESSIONS:
+        was, now = before["sessions_nearby"], after["sessions_nearby"]
+        if len(now) < len(was):
+            change["merged"] = [{"session_start": s["session_start"], "events": s["events"]} for s in was]
+    return change
+
+
+def _as_of(text: str) -> dt.datetime:
+    value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value.replace(tzinfo=value.tzinfo or dt.UTC)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m batch.explain",
+        description=__doc__.split("\n")[0],
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("table", help="campaign_minute_metrics, user_sessions or silver")
+    parser.add_argument("--key", action="append", default=[], metavar="COL=VALUE", help="every key column, once each")
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--version", type=int, help="the table's Delta version (default: the latest)")
+    when.add_argument("--as-of", type=_as_of, help="the newest version committed by this time (ISO 8601)")
+    parser.add_argument(
+        "--namespace", choices=["main", "rebuild"], default="main", help="the stream's or the rebuild's"
+    )
+    parser.add_argument("--history", type=int, default=HISTORY_LIMIT, help="at most this many changes (0: none)")
+    parser.add_argument("--json", action="store_true", help="JSON instead of tables")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        found = explain(
+            load_settings(), args.table, args.key, args.version, args.as_of, args.namespace, max(args.history, 0)
+        )
+    except ExplainError as exc:
+        print(f"explain: {exc}", file=sys.stderr)
+        return USAGE
+    print(json.dumps(found, indent=2, default=str) if args.json else render(found))
+    return 0 if found["adds_up"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(guarded(main))
