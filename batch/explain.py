@@ -88,12 +88,14 @@ def explain(
     target = lineage.open_table(settings, table.name, namespace, version)
     row = stored_row(target, table, key)
     batch = lineage.batch_of(target, target.version())
+    # Without a micro-batch to align on, an older version is read beside the others as of its commit.
+    when = None if version is None else lineage.committed_at(target, target.version())
 
     def aligned(other: TableDef):
         """`other` as it stood after the same micro-batch; bronze, the one log, is only in main."""
         space = "main" if other is BRONZE else namespace
         latest = lineage.open_table(settings, other.name, space)
-        return lineage.open_table(settings, other.name, space, lineage.aligned_version(latest, batch))
+        return lineage.open_table(settings, other.name, space, lineage.aligned_version(latest, batch, when))
 
     silver = target if table is SILVER else aligned(SILVER)
     span = event_range(table, key, row)
@@ -116,6 +118,7 @@ def explain(
         "refused": lineage.refused(aligned(QUARANTINE), _names(table, key), span),
         "recomputed": recomputed,
         "adds_up": row is not None and not differ,
+        "note": None if row is not None else f"no {table.name} row with this key at version {target.version()}",
         "differing_columns": differ,
         "history": row_history(settings, table, key, row, namespace, target.version(), history_limit),
         "seconds": round(time.monotonic() - began, 2),
@@ -153,14 +156,26 @@ def row_history(
     first = candidates[0]["version"] if candidates else 0
     start = key.get("session_start")
     span = (start - GAP, ((row or {}).get("session_end") or start) + GAP) if table is USER_SESSIONS else None
-    before = _state(settings, table, key, span, namespace, first - 1) if first > 0 else _state(None, table, key, span)
-    changes = []
+    try:
+        before = (
+            _state(settings, table, key, span, namespace, first - 1) if first > 0 else _state(None, table, key, span)
+        )
+    except (ExplainError, OSError):
+        before = _state(None, table, key, span)
+    changes, unreadable = [], None
     for commit in candidates:
-        after = _state(settings, table, key, span, namespace, commit["version"])
+        try:
+            after = _state(settings, table, key, span, namespace, commit["version"])
+        except (ExplainError, OSError) as exc:  # cleaned up by log retention or VACUUM: older is gone
+            unreadable, changes, before = f"version {commit['version']}: {exc}", [], None
+            continue
         if after != before:
             changes.append(_change(commit, before, after, table))
         before = after
-    return {"source": "Delta time travel", "versions_read": len(candidates) + (first > 0), "changes": changes}
+    found = {"source": "Delta time travel", "versions_read": len(candidates) + (first > 0), "changes": changes}
+    if unreadable:
+        found["unreadable"] = f"history starts after the newest version no longer readable ({unreadable})"
+    return found
 
 
 def _state(

@@ -36,6 +36,7 @@ def render(found: dict) -> str:
         f"  stored:     {_row(found['row'])}",
         f"  recomputed: {_row(found['recomputed'])}",
         "  " + ("ADDS UP" if found["adds_up"] else f"DOES NOT ADD UP: {', '.join(found['differing_columns'])}"),
+        *([f"  ({found['note']})"] if found.get("note") else []),
         "",
         f"{len(found['events'])} events (silver), {found['duplicates_dropped']} copies dropped as duplicates:",
     ]

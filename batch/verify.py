@@ -43,6 +43,11 @@ from eo.runtime.storage import files_under
 SAMPLE_KEYS = 10
 
 
+def _text(value: object) -> str:
+    """A key value as text; PySpark hands timestamps back naive, in this process's time zone."""
+    return value.astimezone(dt.UTC).isoformat() if isinstance(value, dt.datetime) else str(value)
+
+
 def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None, scope: str) -> dict:
     stream = lake.read(spark, settings, table)
     batch = lake.read(spark, settings, table, "rebuild")
@@ -53,7 +58,7 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
     unexpected = counts["missing"] + counts["extra"] + counts["different"]
     differing = diff.where(F.col("status") != "match").select(*table.key, "status")
     counts["sample"] = [  # a Spark job only when there is something to show
-        {**{k: str(row[k]) for k in table.key}, "status": row.status}
+        {**{k: _text(row[k]) for k in table.key}, "status": row.status}
         for row in (differing.limit(SAMPLE_KEYS).collect() if unexpected else [])
     ]
     if counts["sample"] and table.name in EXPLAINED:

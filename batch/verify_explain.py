@@ -62,8 +62,8 @@ def explain_differences(settings: Settings, table: TableDef, sample: list[dict],
         try:
             stream = _side(explain(settings, table.name, pairs, history_limit=0))
             batch = _side(explain(settings, table.name, pairs, namespace="rebuild", history_limit=0))
-        except ExplainError as exc:
-            entry["error"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 (a diagnostic must never cost the verdict)
+            entry["error"] = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ExplainError) else str(exc)
             found.append(entry)
             continue
         entry.update(

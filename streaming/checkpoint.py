@@ -1,7 +1,7 @@
 """The query's checkpoint as the job sees it before Spark starts the query.
 
 The checkpoint's stream id (Spark's `metadata` file) names the checkpoint's generation: the
-query's commits carry it in their app id, so a new checkpoint (after `streaming reset`) starts
+query's commits carry it in their app id, so a new checkpoint (after `python -m ops.reset`) starts
 its positions afresh without being taken for a replay of the old one's batches.
 """
 

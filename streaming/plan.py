@@ -16,7 +16,7 @@ The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once)
    and the U row survives only if its tuple is new. (E and Q rows carry keys of their own, unique,
    so they always pass.)
 
-After `streaming reset`, the states are rebuilt from the seed table (the rebuilt silver's ids and
+After a reset (`python -m ops.reset`), the states are rebuilt from the seed table (the rebuilt silver's ids and
 tuples, ops/reset.py): seed rows enter both states and are then dropped, so nothing is
 written twice. While the seed is being read, records from Kafka whose event id or user tuple the
 seed holds are set aside first (`history`): a state keeps whichever row reaches it first, and a

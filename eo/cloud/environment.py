@@ -6,7 +6,6 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from eo.cloud import msk_iam
 from eo.cloud.s3 import ObjectStoreFiles, arrow_s3, delta_rs_location, s3_client
 from eo.runtime.config import REPO_ROOT
 from eo.runtime.environment import Environment, on_object_store
@@ -59,6 +58,3 @@ class ObjectStoreEnvironment(Environment):
 
     def jars(self) -> list[str]:
         return jar_paths(object_store=True)
-
-    def kafka_authentication(self) -> dict:
-        return msk_iam.authentication(self.settings)

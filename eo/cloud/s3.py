@@ -29,7 +29,9 @@ def delta_rs_location(settings: Settings, path: str) -> tuple[str, dict[str, str
     conf = settings.spark_conf
     endpoint = conf.get("spark.hadoop.fs.s3a.endpoint")
     options = {
-        "AWS_REGION": conf.get("spark.hadoop.fs.s3a.endpoint.region") or os.environ.get("AWS_REGION", ""),
+        "AWS_REGION": conf.get("spark.hadoop.fs.s3a.endpoint.region")
+        or settings.aws_region
+        or os.environ.get("AWS_REGION", ""),
         # Commits are written with S3's conditional put (If-None-Match): two writers can never both
         # create the same log entry, which is what fencing relies on (docs/cloud.md).
         "AWS_CONDITIONAL_PUT": "etag",
@@ -51,7 +53,7 @@ def arrow_s3(settings: Settings):
     return fs.S3FileSystem(
         access_key=conf.get("spark.hadoop.fs.s3a.access.key"),
         secret_key=conf.get("spark.hadoop.fs.s3a.secret.key"),
-        region=conf.get("spark.hadoop.fs.s3a.endpoint.region") or os.environ.get("AWS_REGION") or "us-east-1",
+        region=conf.get("spark.hadoop.fs.s3a.endpoint.region") or settings.aws_region or os.environ.get("AWS_REGION"),
         endpoint_override=endpoint.split("://", 1)[-1] if endpoint else None,
         scheme="http" if endpoint and endpoint.startswith("http://") else "https",
     )

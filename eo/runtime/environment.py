@@ -25,6 +25,7 @@ OBJECT_STORE_SCHEMES = ("s3a://", "s3://")
 # The cloud implementations, named (not imported): the cloud package builds on this layer.
 CLOUD_ENVIRONMENT = "eo.cloud.environment:ObjectStoreEnvironment"
 SHARED_LEASE = "eo.cloud.dynamodb_lease:DynamoLease"
+MSK_AUTHENTICATION = "eo.cloud.msk_iam:authentication"
 # The PostgreSQL sinks' database: a secret, so an environment variable, never conf/platform.toml.
 SINK_DSN_VARIABLE = "EO_PG_DSN"
 
@@ -114,8 +115,11 @@ class Environment:
         return {"kafka.bootstrap.servers": self.settings.kafka_bootstrap, **self.settings.kafka_options}
 
     def kafka_authentication(self) -> dict:
-        """librdkafka settings that authenticate the Python clients: none on a local broker."""
-        return {}
+        """librdkafka settings that authenticate the Python clients: none on a plain broker, MSK IAM
+        (eo/cloud/msk_iam.py) when the settings' Kafka options ask for SASL."""
+        if "kafka.sasl.mechanism" not in self.settings.kafka_options:
+            return {}
+        return _named(MSK_AUTHENTICATION)(self.settings)
 
     # -- roles implemented above this layer --------------------------------------------------
     def job_runner(self, runners: Mapping[str, T]) -> T:

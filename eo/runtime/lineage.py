@@ -18,10 +18,13 @@ import pyarrow.compute as pc
 
 from eo.core.lineage import TIME, EventRange, ExplainError
 from eo.core.tables import SOURCE_KEY, TableDef
+from eo.runtime.cli import NotReady
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 
 Coordinates = tuple[str, int, int]
+# Commits that change no row (lake_maintenance): they do not decide which micro-batch a version holds.
+MAINTENANCE = {"OPTIMIZE", "VACUUM START", "VACUUM END"}
 
 
 def open_table(settings: Settings, name: str, namespace: str, version: int | None = None):
@@ -34,7 +37,7 @@ def open_table(settings: Settings, name: str, namespace: str, version: int | Non
     try:
         latest = DeltaTable(where.uri, storage_options=where.storage_options)
     except TableNotFoundError as exc:
-        raise ExplainError(f"no {name} table in the {namespace} namespace yet ({where.uri})") from exc
+        raise NotReady(f"no {name} table in the {namespace} namespace yet ({where.uri})") from exc
     if version is not None and not 0 <= version <= latest.version():
         raise ExplainError(f"{name} has versions 0 to {latest.version()}; there is no version {version}")
     try:
@@ -72,21 +75,27 @@ def version_as_of(delta, when: dt.datetime) -> int:
     return max(found)
 
 
+def committed_at(delta, version: int) -> dt.datetime:
+    commit = next(c for c in history(delta) if c["version"] == version)
+    return dt.datetime.fromtimestamp(commit["timestamp"] / 1000, dt.UTC)
+
+
 def batch_of(delta, version: int) -> dict | None:
     """The stream's transaction (app id, epoch, position) of the newest commit at or before `version`
     that carries one; None for a table no stream commits (the rebuild's)."""
-    carrying = [c for c in history(delta) if c["version"] <= version and c.get("app_id")]
-    if not carrying:
+    writes = [c for c in history(delta) if c["version"] <= version and c.get("operation") not in MAINTENANCE]
+    last = writes[-1] if writes else None
+    if last is None or not last.get("app_id"):  # written by Spark (a rebuild, a reset): no micro-batch
         return None
-    last = carrying[-1]
     return {"app_id": last["app_id"], "epoch": int(last["epoch"]), "position": int(last["position"])}
 
 
-def aligned_version(delta, batch: dict | None, fallback: int | None = None) -> int:
+def aligned_version(delta, batch: dict | None, when: dt.datetime | None = None) -> int:
     """The version of another table that holds the same micro-batch: the first commit of the same app
-    at or past its position (a replay skipped as done holds it earlier). Without a batch, the latest."""
+    at or past its position (a replay skipped as done holds it earlier). Without a batch, the newest
+    version committed by `when` (the explained commit's time), else the latest."""
     if batch is None:
-        return delta.version() if fallback is None else fallback
+        return delta.version() if when is None else version_as_of(delta, when)
     for commit in history(delta):
         if commit.get("app_id") == batch["app_id"] and int(commit.get("position", 0)) >= batch["position"] > 0:
             return commit["version"]
@@ -153,7 +162,7 @@ def copies(bronze, event_ids: list[str]) -> dict[str, list[dict]]:
         return {}
     pattern = "|".join(re.escape(json.dumps(i)) for i in event_ids)
     scanned = plain(bronze.dataset().to_table(columns=["value", *SOURCE_KEY]))
-    hits = scanned.filter(pc.match_substring_regex(pc.cast(scanned["value"], pa.string()), pattern))
+    hits = scanned.filter(pc.match_substring_regex(scanned["value"], pattern))  # bytes: invalid UTF-8 stays
     wanted, found = set(event_ids), {}
     for record in hits.to_pylist():
         payload = _json(record["value"])

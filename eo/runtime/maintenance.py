@@ -85,10 +85,12 @@ def old_reports(settings: Settings, keep_days: float | None = None, now: float |
     local disk or in the bucket, and GX's own results in its local project; latest.json stays."""
     days = settings.maintenance["report_keep_days"] if keep_days is None else keep_days
     cutoff = (now or time.time()) - days * 86400
-    verdicts = verify_folder(settings)
+    verdicts, files = verify_folder(settings), environment(settings).report_files
+    explained = f"{verdicts}/explanations"  # one folder per verify run (batch/verify_explain.py)
     candidates = [
-        *files_under(environment(settings).report_files, verdicts, ".json"),
-        *files_under(environment(settings).report_files, f"{verdicts}/runs", ".json"),
+        *files_under(files, verdicts, ".json"),
+        *files_under(files, f"{verdicts}/runs", ".json"),
+        *(uri for run in files.names(explained) for uri in files_under(files, f"{explained}/{run}", ".json")),
         *(str(p) for p in (gx_project(settings) / "gx" / "uncommitted" / "validations").rglob("*.json")),
     ]
     return sorted(

@@ -107,3 +107,17 @@ def test_a_zombie_never_writes_a_row(sink_for, pg_dsn, guarantee):
     assert totals(pg_dsn, guarantee) == {}
     with postgres.connect(pg_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM sink_commits").fetchone()[0] == 0
+
+
+def test_a_reset_empties_the_sinks_that_delivered_and_nothing_else(sink_for, pg_dsn):
+    for guarantee in weak_sinks.GUARANTEES:
+        sink_for(guarantee).deliver(0, BATCH)
+    with postgres.connect(pg_dsn) as conn:  # a table of someone else's that looks like a sink's
+        conn.execute("CREATE TABLE IF NOT EXISTS metrics_of_another_team (n INT)")
+        conn.execute("INSERT INTO metrics_of_another_team VALUES (1)")
+    postgres.reset(pg_dsn, "events")
+    assert all(totals(pg_dsn, g) == {} for g in weak_sinks.GUARANTEES)
+    with postgres.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM metrics_of_another_team").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM sink_progress WHERE job = 'events'").fetchone()[0] == 0
+        conn.execute("DROP TABLE metrics_of_another_team")

@@ -15,6 +15,7 @@ from batch.explain import explain, main
 from batch.verify_explain import diagnosis
 from eo.core.lineage import ExplainError
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS
+from eo.runtime.cli import NotReady
 from eo.runtime.environment import environment
 from tests.conftest import lake_settings
 from tests.helpers import BASE, event, prepare_lake, records, stream
@@ -39,6 +40,7 @@ def explained_lake(spark, tmp_path_factory):
         event("e3", 0.7, "u1", "impression"),
         event("e4", 40.0, "u1", "impression"),  # a second session of u1, 40 minutes later
         {**event("bad", 0.2, "u3", "purchase"), "price": "-1"},  # refused: out of the price domain
+        b"\xff\xfe not even text",  # bronze keeps bytes that are not UTF-8: the copies' scan must too
     ]
     rows = records(first)
     copy = records([event("e2", 0.5, "u2", "purchase", "2.50")], partitions=2)[0]
@@ -109,6 +111,11 @@ def test_a_silver_event_is_found_at_its_coordinates(explained_lake):
 def test_a_key_that_is_not_there_does_not_add_up(explained_lake):
     found = explain(explained_lake, CAMPAIGN_MINUTE_METRICS.name, metric_key(minute=59), history_limit=0)
     assert found["row"] is None and found["events"] == [] and not found["adds_up"]
+
+
+def test_a_lake_without_the_table_is_not_ready(lake):
+    with pytest.raises(NotReady, match="no user_sessions table in the main namespace yet"):
+        explain(lake, "user_sessions", ["user_id=u1", "session_start=2026-11-05T00:00:00Z"])
 
 
 @pytest.mark.parametrize(

@@ -93,21 +93,23 @@ def test_old_reports_go_but_latest_stays(tmp_path):
     settings = lake_settings(tmp_path)
     verify = tmp_path / "reports" / "verify"
     validations = tmp_path / "reports" / "gx" / "gx" / "uncommitted" / "validations" / "suite" / "run"
-    for folder in (verify / "runs", validations):
+    for folder in (verify / "runs", validations, verify / "explanations" / "r"):
         folder.mkdir(parents=True)
-    old, new, latest, run, validation = (
+    old, new, latest, run, validation, explained, fresh = (
         verify / "old.json",
         verify / "new.json",
         verify / "latest.json",
         verify / "runs" / "r.json",
         validations / "v.json",
+        verify / "explanations" / "r" / "user_sessions-0.json",  # batch/verify_explain.py
+        verify / "explanations" / "r" / "user_sessions-1.json",
     )
-    for path in (old, new, latest, run, validation):
+    for path in (old, new, latest, run, validation, explained, fresh):
         path.write_text("{}")
     month_ago = time.time() - 40 * 86400
-    for path in (old, latest, run, validation):
+    for path in (old, latest, run, validation, explained):
         os.utime(path, (month_ago, month_ago))
-    assert old_reports(settings, keep_days=30) == sorted(str(p) for p in (old, run, validation))
+    assert old_reports(settings, keep_days=30) == sorted(str(p) for p in (old, run, validation, explained))
     assert settings.maintenance["report_keep_days"] == 30  # the default comes from the config
     assert old_reports(settings) == old_reports(settings, keep_days=30)
 

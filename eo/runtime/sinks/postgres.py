@@ -59,15 +59,12 @@ def create_tables(dsn: str) -> None:
 
 
 def reset(dsn: str, job: str) -> None:
-    """Forget everything delivered (a reset starts the sinks afresh): every metrics table, the
-    lab's too, and the job's progress."""
+    """Forget everything delivered (a reset starts the sinks afresh): the metrics of every sink that
+    committed here (the lab's weaker ones too), and the job's progress."""
     with connect(dsn) as conn:
-        tables = conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
-            "AND table_name LIKE 'metrics\\_%%'"
-        ).fetchall()
-        for (table,) in tables:
-            conn.execute(f'TRUNCATE "{table}"')
+        sinks = {GUARANTEE, *(row[0] for row in conn.execute("SELECT DISTINCT sink FROM sink_commits").fetchall())}
+        for sink in sorted(sinks):
+            conn.execute(f"TRUNCATE {table_name(sink)}")
         conn.execute("DELETE FROM sink_progress WHERE job = %s", (job,))
 
 

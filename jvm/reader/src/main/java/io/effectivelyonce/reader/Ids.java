@@ -1,7 +1,7 @@
 package io.effectivelyonce.reader;
 
 /**
- * The id domain, \A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z (jobs/transforms/parse.py ID_PATTERN):
+ * The id domain, \A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z (eo/core/transforms/parse.py ID_PATTERN):
  * 1 to 64 ASCII characters, letters, digits and _ . : -, the first a letter or a digit.
  */
 final class Ids {

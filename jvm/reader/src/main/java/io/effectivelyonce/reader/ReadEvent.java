@@ -8,7 +8,7 @@ import org.apache.spark.sql.api.java.UDF5;
 /**
  * The Spark UDF: (value, kafka_timestamp in microseconds, event_time_floor in microseconds,
  * max_future_skew_minutes, max_record_bytes) -> struct<event_id, event_type, event_time,
- * user_id, session_id, campaign_id, ad_id, price, reason> (jobs/transforms/parse.py READING).
+ * user_id, session_id, campaign_id, ad_id, price, reason> (eo/core/transforms/parse.py READING).
  * The bounds come as literal columns, so registering the function needs no state.
  */
 public final class ReadEvent implements UDF5<byte[], Long, Long, Integer, Integer, Row> {

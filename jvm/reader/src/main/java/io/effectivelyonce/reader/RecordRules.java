@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * order of docs/bad-input.md. 1. the record: malformed_json:{empty, too_large, invalid_utf8,
  * repeated_key, syntax, not_object, trailing_data}; 2. each field in order: missing_field, then
  * bad_type; 3. each field in order: bad_value. The reference checks (campaign, ad) come after,
- * in Spark (jobs/transforms/parse.py classify).
+ * in Spark (eo/core/transforms/parse.py classify).
  */
 final class RecordRules {
     private static final String PURCHASE = "purchase";
@@ -97,7 +97,7 @@ final class RecordRules {
         return null;
     }
 
-    /** jobs/tables.py EVENT_TYPES. */
+    /** eo/core/tables.py EVENT_TYPES. */
     private static boolean isEventType(String type) {
         return switch (type) {
             case "impression", "click", PURCHASE -> true;
