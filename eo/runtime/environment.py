@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -134,7 +135,15 @@ def _named(implementation: str):
 
 
 def environment(settings: Settings) -> Environment:
-    """The environment of these settings: local, or the object-store one when the lake is in a bucket."""
-    if not on_object_store(settings.lake_root):
-        return Environment(settings)
-    return _named(CLOUD_ENVIRONMENT)(settings)
+    """The environment of these settings, built once per settings object (its clients with it): local,
+    or the object-store one when the lake is in a bucket."""
+    built = _BUILT.get(id(settings))
+    if built is None or built.settings is not settings:  # an id is reused only after its object died
+        kind = _named(CLOUD_ENVIRONMENT) if on_object_store(settings.lake_root) else Environment
+        built = _BUILT[id(settings)] = kind(settings)
+        weakref.finalize(settings, _BUILT.pop, id(settings), None)
+    return built
+
+
+# Settings hold dicts, so they cannot key a cache themselves; their ids can, for as long as they live.
+_BUILT: dict[int, Environment] = {}
