@@ -11,6 +11,7 @@ from eo.core.lineage import ExplainError
 from eo.core.tables import TableDef
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
+from eo.runtime.quality.verdicts import safe_name, verify_folder
 
 EXPLAIN_KEYS = 5  # differing keys explained per table: each costs a few delta-rs reads
 
@@ -69,15 +70,11 @@ def explain_differences(settings: Settings, table: TableDef, sample: list[dict],
         entry.update(
             stream=stream, batch=batch, diagnosis=diagnosis(stream, batch), command=command(table, key, "main")
         )
-        uri = f"{settings.reports_root.rstrip('/')}/verify/explanations/{_safe(run_name)}/{table.name}-{n}.json"
+        uri = f"{verify_folder(settings)}/explanations/{safe_name(run_name)}/{table.name}-{n}.json"
         environment(settings).report_files.write_text(uri, json.dumps(entry, indent=2, default=str))
         entry["file"] = uri
         found.append(entry)
     return found
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
 def lines(explained: list[dict]) -> list[str]:

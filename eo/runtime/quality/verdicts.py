@@ -24,9 +24,13 @@ def write_verdict(settings: Settings, verdict: dict, extra_copy: str | None = No
     return latest
 
 
+def safe_name(name: str) -> str:
+    """A run id (Airflow's hold colons and plus signs) as a file or folder name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
 def run_verdict_path(settings: Settings, name: str) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    return f"{verify_folder(settings)}/runs/{safe}.json"
+    return f"{verify_folder(settings)}/runs/{safe_name(name)}.json"
 
 
 def read_verdict(settings: Settings, uri: str) -> dict | None:
