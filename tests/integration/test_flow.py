@@ -4,6 +4,7 @@ Then the check must be able to fail: tampering with one gold row, or losing one 
 has to turn the verdict red.
 """
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -79,7 +80,9 @@ def test_one_cent_on_one_gold_row_fails_verification(spark, flowed, tmp_path):
         "expect_column_pair_values_to_be_equal(stream_revenue vs batch_revenue)"
     ], failed
     assert victim.campaign_id in failed[0]["examples"][0]
-    key = {"campaign_id": victim.campaign_id, "event_type": "purchase", "window_start": str(victim.window_start)}
+    # The verdict names instants in UTC; PySpark hands them back naive, in local time.
+    window_start = victim.window_start.astimezone(dt.UTC).isoformat()
+    key = {"campaign_id": victim.campaign_id, "event_type": "purchase", "window_start": window_start}
     assert verdict["tables"]["campaign_minute_metrics"]["sample"] == [{**key, "status": "different"}]
 
 
