@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyspark.sql import DataFrame
 
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, INGEST_BATCH, QUARANTINE, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import METRIC_KEY, minute_metrics
 from eo.core.transforms.sessions import GAP, SESSION_KEY, updated_sessions
 from eo.runtime import commits
@@ -150,7 +150,7 @@ class MicroBatch:
         """The five commits at once; the first error, if any, is raised once all have ended."""
         t = self.tables
         work = {
-            "bronze": lambda: commits.append(t[BRONZE.name], parts.bronze, txn),
+            "bronze": lambda: commits.append(t[BRONZE.name], ingested(parts.bronze, txn), txn),
             "quarantine": lambda: commits.append(t[QUARANTINE.name], parts.quarantine, txn),
             "silver": lambda: commits.append(t[SILVER.name], parts.events, txn),
             "metrics": lambda: self.add_metrics(increments, txn),
@@ -203,6 +203,13 @@ class MicroBatch:
         where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
         print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
         raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")
+
+
+def ingested(bronze: pa.Table, txn: Txn) -> pa.Table:
+    """Bronze's rows marked with the micro-batch that ingests them: its commit version, which only
+    grows from one batch to the next (a replay that is skipped keeps the first commit's mark)."""
+    mark = pa.array([txn.version] * bronze.num_rows, pa.int64())
+    return bronze.set_column(bronze.schema.get_field_index(INGEST_BATCH), INGEST_BATCH, mark)
 
 
 def all_at_once(work: dict[str, Callable[[], object]]) -> None:

@@ -9,9 +9,10 @@ Every micro-batch yields rows of four kinds (`_kind`), all from one read of Kafk
 
 The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once):
 1. every event id ever accepted: a copy of an event already seen is dropped whatever its time or
-   however late it is. Producers key records by event id, so all copies of an event sit in one
-   Kafka partition, are read by one task in offset order, and the lowest offset is kept: the copy
-   the batch rebuild picks too (eo/core/transforms/dedup.py).
+   however late it is, and of the copies of a new event within one micro-batch the lowest
+   (topic, partition, offset) wins, wherever producers put them. Bronze records each record's
+   micro-batch, and the batch rebuild keeps the same copy: the lowest (ingest batch, topic,
+   partition, offset) (eo/core/transforms/dedup.py).
 2. every (campaign, type, minute, user) ever counted: each new event becomes an E row and a U row,
    and the U row survives only if its tuple is new. (E and Q rows carry keys of their own, unique,
    so they always pass.)
@@ -31,6 +32,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.tables import BRONZE, QUARANTINE, SEED, SILVER
+from eo.core.transforms.dedup import first_copy_state
 from eo.core.transforms.metrics import window_start_column
 from eo.runtime.config import Settings
 from eo.runtime.kafka_admin import spark_kafka_options
@@ -156,7 +158,7 @@ def marked(
     if seed is not None:
         readings = readings.unionByName(_as_reading(seed, readings))
     readings = readings.withColumn("window_start", window_start_column())
-    first = readings.withColumn("_first", _first_key()).dropDuplicates(["_first"])
+    first = first_copy_state(readings.withColumn("_first", _first_key()), "_first", "_seed")
     kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
     exploded = _slim(first.withColumn("_kind", F.explode(kinds)))
     if history is not None:  # a seed row itself goes on: its tuple must enter the state
@@ -165,7 +167,8 @@ def marked(
         exploded = exploded.join(counted, on=[*USER_TUPLE, "_kind", "_seed"], how="left_anti")
     new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
     new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
-    bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
+    # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
+    bronze = records.select(F.lit("B").alias("_kind"), *(c for c in BRONZE.columns if c in records.columns))
     return aligned(bronze).unionByName(aligned(new))
 
 
@@ -178,6 +181,7 @@ OUTPUT = (
     ("kafka_partition", "int"),
     ("kafka_offset", "bigint"),
     ("kafka_timestamp", "timestamp"),
+    ("ingest_batch", "bigint"),
     ("raw_value", "string"),
     ("reason", "string"),
     ("event_id", "string"),

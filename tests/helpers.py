@@ -7,7 +7,7 @@ import json
 import zlib
 from collections.abc import Iterable
 
-from eo.core.tables import BRONZE
+from eo.core.tables import BRONZE, RECORD_DDL
 from eo.runtime import lake
 from eo.runtime.config import Settings
 from eo.runtime.lake import ensure_tables, write_reference
@@ -36,14 +36,15 @@ def event(event_id: str, minute: float, user: str = "u1", kind: str = "impressio
     return body
 
 
-def records(payloads: Iterable, partitions: int = 2, topic: str = "t") -> list[tuple]:
-    """Bronze rows as Kafka would have stored them: keyed by event_id, offsets per partition."""
+def records(payloads: Iterable, partitions: int = 2, topic: str = "t", key_by: str = "event_id") -> list[tuple]:
+    """Bronze rows as Kafka would have stored them: keyed by `key_by` (event_id, or user_id as a
+    producer keyed by user would), offsets per partition."""
     offsets = [0] * partitions
     rows = []
     for payload in payloads:
         value = payload if isinstance(payload, str | bytes) else json.dumps(payload)
         value = value.encode() if isinstance(value, str) else value
-        key = payload.get("event_id", "") if isinstance(payload, dict) else ""
+        key = payload.get(key_by, "") if isinstance(payload, dict) else ""
         partition = zlib.crc32(str(key).encode()) % partitions
         rows.append((key, value, topic, partition, offsets[partition], PRODUCED_AT))
         offsets[partition] += 1
@@ -51,7 +52,7 @@ def records(payloads: Iterable, partitions: int = 2, topic: str = "t") -> list[t
 
 
 def bronze_frame(spark, rows: list[tuple]):
-    return spark.createDataFrame(rows, BRONZE.ddl)
+    return spark.createDataFrame(rows, BRONZE.ddl if rows and len(rows[0]) == len(BRONZE.columns) else RECORD_DDL)
 
 
 def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> None:
@@ -75,16 +76,22 @@ def micro_batch(settings: Settings, **options):
 def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
     """Run the real streaming query over bronze-shaped rows, one micro-batch per list, as Kafka
     would deliver them: the same plan and foreachBatch as `streaming run`, with a Delta table of
-    the records standing in for the topic. A poison isolation restarts the query, as the job does."""
+    the records standing in for the topic. A poison isolation restarts the query, as the job does.
+
+    A micro-batch given as a tuple of lists is written as one file per list: several tasks read it,
+    as several Kafka partitions would be read, and their rows meet the engine's state in any order."""
     from streaming.plan import events_plan
     from streaming.run import QUERY
 
     source = f"{settings.checkpoint_root}/_test_records"
     batch = batch or micro_batch(settings, log_progress=False)
-    for rows in batches:
+    for given in batches:
+        files = given if isinstance(given, tuple) else (given,)
+        rows = [row for file in files for row in file]
         # Bisecting a batch reads its records again: these are the ones.
         batch.records_of = lambda _batch_id, rows=rows: bronze_frame(spark, rows)
-        bronze_frame(spark, rows).coalesce(1).write.format("delta").mode("append").save(source)
+        for file in files:
+            bronze_frame(spark, file).coalesce(1).write.format("delta").mode("append").save(source)
         while True:
             plan = events_plan(spark, settings, spark.readStream.format("delta").load(source))
             query = (

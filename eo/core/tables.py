@@ -14,6 +14,11 @@ METRIC_WINDOW = "minute"  # campaign_minute_metrics counts events per event-time
 # Source coordinates: where a record sat in Kafka. Bronze, silver and quarantine all carry them.
 SOURCE_COLUMNS = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP"
 SOURCE_KEY = ("kafka_topic", "kafka_partition", "kafka_offset")
+# Bronze's record of the stream micro-batch that ingested each record: its commit version
+# (epoch << 40 | position, eo/runtime/fencing.py), which only grows from one batch to the next.
+# Null for records ingested before it was recorded (they came first). The first copy of an event
+# is the one with the lowest (ingest batch, source key): eo/core/transforms/dedup.py.
+INGEST_BATCH = "ingest_batch"
 # The column that tells a change set's row (eo/runtime/commits.py apply_changes) to delete its key
 # rather than upsert it.
 DELETE_FLAG = "_delete"
@@ -49,9 +54,13 @@ class TableDef:
         return [part.split()[0] for part in _top_level_split(self.ddl)]
 
 
+# A Kafka record in bronze's shape, before the stream ingests it (no ingest batch yet).
+RECORD_DDL = f"key STRING, value BINARY, {SOURCE_COLUMNS}"
+RECORD_COLUMNS = tuple(part.split()[0] for part in _top_level_split(RECORD_DDL))
+
 BRONZE = TableDef(
     name="bronze",
-    ddl=f"key STRING, value BINARY, {SOURCE_COLUMNS}",
+    ddl=f"{RECORD_DDL}, {INGEST_BATCH} BIGINT",
     key=SOURCE_KEY,
     # The full log: nothing may ever rewrite or delete it.
     properties={"delta.appendOnly": "true"},

@@ -72,6 +72,7 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
 
     path = settings.table_path(table.name, namespace)
     if table_exists(settings, path):  # the usual case on a restart: no Spark job
+        add_new_columns(spark, settings, table, namespace)
         return path
     # Two jobs may create the same table at once (a backfill next to a scheduled run): the loser
     # sees a half-made location or loses the race for version 0. It waits and finds the table made.
@@ -86,6 +87,20 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
                 raise
             time.sleep(1 + attempt)
     return path
+
+
+def add_new_columns(spark, settings: Settings, table: TableDef, namespace: str = "main") -> list[str]:
+    """Columns the definition has and the stored table lacks (a lake made by an older release, such
+    as bronze before INGEST_BATCH) are added, nullable: older rows read them as null. Returns them."""
+    from pyspark.sql.types import StructType
+
+    stored = set(environment(settings).table(table.name, namespace).schema().names)
+    new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in stored]
+    if new:
+        columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in new)
+        spark.sql(f"ALTER TABLE delta.`{settings.table_path(table.name, namespace)}` ADD COLUMNS ({columns})")
+        print(f"[lake] {table.name}: added {columns} (older rows read them as null)", flush=True)
+    return [field.name for field in new]
 
 
 CREATE_ATTEMPTS = 5

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from eo.core.tables import ADS, CAMPAIGNS, POISON_PREFIX, QUARANTINE, SOURCE_KEY
+from eo.core.tables import ADS, CAMPAIGNS, INGEST_BATCH, POISON_PREFIX, QUARANTINE, SOURCE_KEY
 from eo.core.transforms.parse import Catalogue, Domains, classify, parse_events
 from eo.runtime import lake
 from eo.runtime.config import Settings
@@ -69,7 +69,7 @@ def classify_records(spark: SparkSession, settings: Settings, raw: DataFrame, po
     found = F.try_element_at(_poison_map(poison), F.struct(*SOURCE_KEY))
     readable = raw.withColumn("value", F.when(found.isNull(), F.col("value")))
     classified = classify(parse_events(hooks().source(readable), domains(settings)), known)
-    kept = (*SOURCE_KEY, "kafka_timestamp")
+    kept = (*SOURCE_KEY, INGEST_BATCH, "kafka_timestamp")
     columns = {c: F.when(found.isNull(), F.col(c)) for c in classified.columns if c not in kept}
     columns.update({c: F.coalesce(found[c], F.col(c)) for c in POISON_COLUMNS[3:]})
     return classified.select(*(columns.get(c, F.col(c)).alias(c) for c in classified.columns))

@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
-from eo.core.tables import BRONZE, SILVER
+from eo.core.tables import RECORD_COLUMNS, SILVER
 
 PARTITIONS = 4
 PER_DAY = 1_000_000  # events per event-time day
@@ -140,7 +140,7 @@ def clickstream_records(spark: SparkSession, count: int, start: dt.datetime, per
 def bronze_log(
     spark: SparkSession, count: int, start: dt.datetime, topic: str = "bench-log", per_day: int = PER_DAY
 ) -> DataFrame:
-    return _clickstream(_fields(spark, count, start, per_day), topic).select(*BRONZE.columns)
+    return _clickstream(_fields(spark, count, start, per_day), topic).select(*RECORD_COLUMNS)
 
 
 def silver_history(spark: SparkSession, count: int, end: dt.datetime, per_day: int = PER_DAY) -> DataFrame:

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from eo.core.reference import ad_ids, ad_rows, campaign_ids
-from eo.core.tables import BRONZE
+from eo.core.tables import RECORD_DDL
 from eo.core.transforms.parse import FIELDS, REQUIRED_FIELDS, Domains, classify, parse_events
 from tests.corpus import POISON_MARKER, VALID, load_corpus
 from tests.helpers import PRODUCED_AT
@@ -80,7 +80,7 @@ def test_every_record_gets_the_outcome_the_rules_give(spark):
     cases = [c for c in CASES if not (c.cls == POISON and os.environ.get("EO_FAULT_POISON"))]
     rows = [(c.name, c.value, "corpus", 0, offset, PRODUCED_AT) for offset, c in enumerate(cases)]
     catalogue = {campaign: ad_ids(campaign) for campaign in campaign_ids()}
-    raw = spark.createDataFrame(rows, BRONZE.ddl)
+    raw = spark.createDataFrame(rows, RECORD_DDL)
     got = {
         r.kafka_offset: r.reason or VALID
         for r in classify(parse_events(raw, Domains()), catalogue).select("kafka_offset", "reason").collect()

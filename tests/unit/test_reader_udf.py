@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from eo.core.tables import BRONZE, EVENT_TYPES
+from eo.core.tables import EVENT_TYPES, RECORD_DDL
 from eo.core.transforms.parse import READER_FUNCTION, parse_events
 from eo.runtime.jars import MissingJarsError, jar_paths
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
@@ -108,7 +108,7 @@ def test_a_readable_object_keeps_its_fields_whatever_the_reason(spark):
 def test_no_value_and_no_kafka_timestamp(spark):
     rows = [("k", None, "t", 0, 0, PRODUCED_AT), ("k", EVENT.encode(), "t", 0, 1, None)]
     tombstone, untimed = sorted(
-        parse_events(spark.createDataFrame(rows, BRONZE.ddl)).collect(), key=lambda r: r.kafka_offset
+        parse_events(spark.createDataFrame(rows, RECORD_DDL)).collect(), key=lambda r: r.kafka_offset
     )
     assert tombstone.reason == "malformed_json:empty" and tombstone.value is None
     assert untimed.reason == "bad_value:event_time" and untimed.event_time is None

@@ -1,20 +1,44 @@
-"""Deduplication by event id, across all history: the copy with the lowest source coordinates wins.
+"""Deduplication by event id, across all history: one definition of "the first copy".
 
-Producers key messages by event_id, so every copy of an event sits in one Kafka partition and
-"lowest (partition, offset)" is also "first seen by the stream". The batch rebuild picks that
-copy with `first_copies`; the stream keeps the first copy its engine state sees
-(streaming/plan.py), which is the same one.
+The first copy of an event is the one bronze ingested first: the lowest (ingest batch, topic,
+partition, offset). Bronze records the stream micro-batch that ingested each record
+(eo/core/tables.py INGEST_BATCH), so the rule holds wherever producers put the copies: on one
+partition or on several, in one micro-batch or in two, before or after a restart.
+
+- The batch rebuild reads bronze and keeps that copy with `first_copies`.
+- The stream applies the same rule as it goes, with `first_copy_state` (a Java operator with
+  RocksDB state, jvm/reader FirstCopy): a key seen in an earlier micro-batch is dropped, and of
+  the copies of a new key within one micro-batch the lowest (topic, partition, offset) wins.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from eo.core.tables import SILVER, SOURCE_KEY
+from eo.core.tables import INGEST_BATCH, SILVER, SOURCE_KEY
+
+
+def first_copy_order() -> list[Column]:
+    """Earliest first: records ingested before bronze recorded batches (null) came first."""
+    return [F.col(INGEST_BATCH).asc_nulls_first(), *(F.col(c).asc() for c in SOURCE_KEY)]
 
 
 def first_copies(events: DataFrame) -> DataFrame:
-    """One row per silver key: the copy with the lowest (topic, partition, offset)."""
-    order = Window.partitionBy(*SILVER.key).orderBy(*SOURCE_KEY)
-    return events.withColumn("_copy", F.row_number().over(order)).where(F.col("_copy") == 1).drop("_copy")
+    """One row per silver key: the copy with the lowest (ingest batch, topic, partition, offset).
+    Events without INGEST_BATCH are ordered by their source key alone."""
+    if INGEST_BATCH not in events.columns:
+        events = events.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
+    order = Window.partitionBy(*SILVER.key).orderBy(*first_copy_order())
+    ranked = events.withColumn("_copy", F.row_number().over(order))
+    return ranked.where(F.col("_copy") == 1).drop("_copy", INGEST_BATCH)
+
+
+def first_copy_state(rows: DataFrame, key: str, seed: str) -> DataFrame:
+    """The streaming side of the rule: the first copy of each `key`, once, across micro-batches.
+
+    `seed` (a boolean column): a row the lake already holds (after a reset). It wins over any live
+    copy of its key and is passed on, so that what follows counts it before dropping it."""
+    spark = rows.sparkSession
+    operator = spark._jvm.io.effectivelyonce.reader.FirstCopy  # a Java operator: no Python API
+    return DataFrame(operator.apply(rows._jdf, key, seed), spark)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from eo.core.tables import QUARANTINE, SILVER, SOURCE_KEY
+from eo.core.tables import INGEST_BATCH, QUARANTINE, SILVER, SOURCE_KEY
 
 ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
 REQUIRED_FIELDS = ("event_id", "event_type", "event_time", "user_id", "session_id", "campaign_id", "ad_id")
@@ -87,8 +87,12 @@ def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Colu
 def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
     """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid)."""
     register_reader(raw.sparkSession)
+    # The ingest batch goes along, for the first-copy rule (eo/core/transforms/dedup.py); Kafka's
+    # records have none yet: the stream assigns it when it commits them to bronze.
+    ingest = F.col(INGEST_BATCH) if INGEST_BATCH in raw.columns else F.lit(None).cast("bigint")
     read = raw.select(
         *SOURCE_KEY,
+        ingest.alias(INGEST_BATCH),
         "kafka_timestamp",
         F.make_valid_utf8(F.col("key")).alias("key"),
         "value",
@@ -96,6 +100,7 @@ def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
     )
     return read.select(
         *SOURCE_KEY,
+        INGEST_BATCH,
         "kafka_timestamp",
         "key",
         "value",
@@ -144,9 +149,10 @@ def quarantine_rows(classified: DataFrame) -> DataFrame:
 
 
 def valid_events(classified: DataFrame) -> DataFrame:
-    """Valid rows in silver's shape (still with every duplicate copy)."""
+    """Valid rows in silver's shape, still with every duplicate copy and with the ingest batch
+    that decides which copy is first (eo/core/transforms/dedup.py first_copies drops it)."""
     return (
         classified.where(F.col("reason").isNull())
         .withColumn("event_date", F.to_date("event_time"))
-        .select(*SILVER.columns)
+        .select(*SILVER.columns, INGEST_BATCH)
     )
