@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from eo.core.tables import BRONZE, QUARANTINE, SEED, SILVER
+from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
 from eo.core.transforms.dedup import first_copy_state
 from eo.core.transforms.metrics import window_start_column
 from eo.runtime.config import Settings
@@ -168,7 +168,7 @@ def marked(
     new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
     new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
     # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
-    bronze = records.select(F.lit("B").alias("_kind"), *(c for c in BRONZE.columns if c in records.columns))
+    bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(new))
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, RECORD_COLUMNS, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import minute_metrics, user_tuples, window_start_column
 from eo.core.transforms.sessions import as_intervals, sessionize
 from eo.runtime.commits import conform
@@ -50,7 +50,7 @@ def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
     read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time")).withColumn("window_start", window_start_column())
     kinds = read.withColumn("_kind", F.when(F.col("reason").isNull(), F.lit("E")).otherwise(F.lit("Q")))
-    bronze = records.select(F.lit("B").alias("_kind"), *BRONZE.columns)
+    bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(kinds))
 
 
