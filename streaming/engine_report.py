@@ -6,7 +6,7 @@ reads, dedups and moves the rows to Arrow ("read"), then the commits. Spark's pr
 
 - the engine's work around the call: planning, the offset log (`walCommit`), the commit log;
 - each engine state (streaming/plan.py: 1 = event ids, 2 = user tuples): keys written, copies
-  dropped, and RocksDB's own time in lookups, writes and its commit.
+  dropped (where Spark counts them), and RocksDB's own time in lookups, writes and its commit.
 
 State times are task seconds summed over the state's partitions (4 tasks share 2 cores here), so
 they add up to more than the wall time they take.
@@ -35,7 +35,9 @@ def batch_profile(progress: dict) -> dict:
             "state": number,
             "keys": STATES[number - 1] if number <= len(STATES) else operator.get("operatorName"),
             "written": operator.get("numRowsUpdated", 0),
-            "dropped": custom.get("numDroppedDuplicateRows", 0),
+            # Spark's dropDuplicates counts the copies it drops; the first-copy operator (state 1)
+            # has no such metric: the batch line's "duplicates" counts them.
+            "dropped": custom.get("numDroppedDuplicateRows"),
             "lookup_s": _seconds(custom.get("rocksdbGetLatency")),
             "write_s": _seconds(custom.get("rocksdbPutLatency")),
             "commit_s": _seconds(operator.get("commitTimeMs")),
@@ -53,8 +55,9 @@ def profile_line(query: str, profile: dict) -> str:
     """The job's log line for one batch's engine figures."""
     around = ", ".join(f"{name} {seconds:.2f}" for name, seconds in profile["around_s"].items())
     states = "; ".join(
-        f"state {s['state']} ({s['keys']}): {s['written']:,} written, {s['dropped']:,} dropped, "
-        f"RocksDB lookups {s['lookup_s']:.2f} writes {s['write_s']:.2f} commit {s['commit_s']:.2f}"
+        f"state {s['state']} ({s['keys']}): {s['written']:,} written, "
+        + ("" if s["dropped"] is None else f"{s['dropped']:,} dropped, ")
+        + f"RocksDB lookups {s['lookup_s']:.2f} writes {s['write_s']:.2f} commit {s['commit_s']:.2f}"
         for s in profile["states"]
     )
     return (
