@@ -208,7 +208,7 @@ class MicroBatch:
 def ingested(bronze: pa.Table, txn: Txn) -> pa.Table:
     """Bronze's rows marked with the micro-batch that ingests them: its commit version, which only
     grows from one batch to the next (a replay that is skipped keeps the first commit's mark)."""
-    mark = pa.array([txn.version] * bronze.num_rows, pa.int64())
+    mark = pa.repeat(pa.scalar(txn.version, pa.int64()), bronze.num_rows)
     return bronze.set_column(bronze.schema.get_field_index(INGEST_BATCH), INGEST_BATCH, mark)
 
 

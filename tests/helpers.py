@@ -52,7 +52,8 @@ def records(payloads: Iterable, partitions: int = 2, topic: str = "t", key_by: s
 
 
 def bronze_frame(spark, rows: list[tuple]):
-    return spark.createDataFrame(rows, BRONZE.ddl if rows and len(rows[0]) == len(BRONZE.columns) else RECORD_DDL)
+    """Kafka records in bronze's shape, before the stream marks their ingest batch."""
+    return spark.createDataFrame(rows, RECORD_DDL)
 
 
 def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> None:

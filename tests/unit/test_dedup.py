@@ -1,4 +1,5 @@
 import pytest
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from eo.core.transforms.dedup import first_copies
@@ -9,9 +10,14 @@ SCHEMA = "event_id STRING, event_date STRING, price INT, kafka_topic STRING, kaf
 DAY = "2026-11-05"
 
 
+def unmarked(spark, rows):
+    """Events read from records ingested before bronze marked ingest batches (null)."""
+    return spark.createDataFrame(rows, SCHEMA).withColumn("ingest_batch", F.lit(None).cast("bigint"))
+
+
 def test_without_ingest_batches_the_lowest_partition_then_offset_wins(spark):
-    events = spark.createDataFrame(
-        [("a", DAY, 3, "t", 1, 9), ("a", DAY, 1, "t", 1, 4), ("a", DAY, 2, "t", 2, 0), ("b", DAY, 5, "t", 0, 7)], SCHEMA
+    events = unmarked(
+        spark, [("a", DAY, 3, "t", 1, 9), ("a", DAY, 1, "t", 1, 4), ("a", DAY, 2, "t", 2, 0), ("b", DAY, 5, "t", 0, 7)]
     )
     expected = spark.createDataFrame([("a", DAY, 1, "t", 1, 4), ("b", DAY, 5, "t", 0, 7)], SCHEMA)
     assertDataFrameEqual(first_copies(events), expected)
@@ -19,7 +25,7 @@ def test_without_ingest_batches_the_lowest_partition_then_offset_wins(spark):
 
 def test_a_retry_restamped_across_midnight_is_the_same_event(spark):
     """An event is its id, across all history: a copy carrying another day is still a copy."""
-    events = spark.createDataFrame([("a", DAY, 1, "t", 1, 4), ("a", "2026-11-06", 2, "t", 1, 9)], SCHEMA)
+    events = unmarked(spark, [("a", DAY, 1, "t", 1, 4), ("a", "2026-11-06", 2, "t", 1, 9)])
     assertDataFrameEqual(first_copies(events), spark.createDataFrame([("a", DAY, 1, "t", 1, 4)], SCHEMA))
 
 

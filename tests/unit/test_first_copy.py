@@ -17,7 +17,7 @@ from batch.rebuild import rebuild
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, INGEST_BATCH, QUARANTINE, SILVER, USER_SESSIONS
 from eo.runtime import lake as lake_io
 from producer.generator import ClickstreamGenerator, Rates
-from tests.helpers import PRODUCED_AT, event, micro_batch, prepare_lake, records, sorted_rows, stream
+from tests.helpers import PRODUCED_AT, bronze_frame, event, micro_batch, prepare_lake, records, sorted_rows, stream
 
 pytestmark = pytest.mark.unit
 
@@ -64,12 +64,10 @@ def test_stream_and_rebuild_keep_the_same_copy_wherever_copies_land(spark, lake)
     assert_stream_equals_rebuild(spark, lake)
 
 
-def test_an_older_bronze_without_the_column_gains_it(spark, lake):
-    path = lake.table_path(BRONZE.name)
-    old = spark.createDataFrame([copy("a", "1.00", 0, 0)], ", ".join(BRONZE.ddl.split(", ")[:-1]))
-    old.write.format("delta").save(path)
+def test_an_older_bronze_without_the_column_gains_it_when_a_job_starts(spark, lake):
+    bronze_frame(spark, [copy("a", "1.00", 0, 0)]).write.format("delta").save(lake.table_path(BRONZE.name))
     assert INGEST_BATCH not in lake_io.read(spark, lake, BRONZE).columns
-    assert lake_io.add_new_columns(spark, lake, BRONZE) == [INGEST_BATCH]
+    lake_io.ensure_table(spark, lake, BRONZE)  # what every job does first
     assert lake_io.read(spark, lake, BRONZE).where(F.col(INGEST_BATCH).isNull()).count() == 1
     assert lake_io.add_new_columns(spark, lake, BRONZE) == []
 

@@ -25,10 +25,7 @@ def first_copy_order() -> list[Column]:
 
 
 def first_copies(events: DataFrame) -> DataFrame:
-    """One row per silver key: the copy with the lowest (ingest batch, topic, partition, offset).
-    Events without INGEST_BATCH are ordered by their source key alone."""
-    if INGEST_BATCH not in events.columns:
-        events = events.withColumn(INGEST_BATCH, F.lit(None).cast("bigint"))
+    """One row per silver key: the copy with the lowest (ingest batch, topic, partition, offset)."""
     order = Window.partitionBy(*SILVER.key).orderBy(*first_copy_order())
     ranked = events.withColumn("_copy", F.row_number().over(order))
     return ranked.where(F.col("_copy") == 1).drop("_copy", INGEST_BATCH)
