@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 
-from eo.core.intervals import Interval, requested
+from eo.core.intervals import Interval, in_the_future, requested
 from eo.runtime.cli import USAGE
 
 
@@ -18,9 +19,14 @@ def add_interval_args(parser: argparse.ArgumentParser, many: bool = False) -> No
 
 
 def intervals_from(args: argparse.Namespace, many: bool = False) -> list[Interval] | None:
-    """The requested intervals (None: all); exits with status 2 and the reason when malformed."""
+    """The requested intervals (None: all); exits with status 2 and the reason when malformed or
+    in the future."""
     try:
-        return requested(args.start, args.end, args.interval, many)
+        intervals = requested(args.start, args.end, args.interval, many)
     except ValueError as exc:
         print(f"bad interval: {exc}", file=sys.stderr)
         raise SystemExit(USAGE) from exc
+    if refusal := in_the_future(intervals, dt.datetime.now(dt.UTC)):
+        print(f"bad interval: {refusal}", file=sys.stderr)
+        raise SystemExit(USAGE)
+    return intervals

@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             policy = check_retention(settings, args.retention_hours)
         except UnsafeRetention as exc:
+            print(exc.detail, file=sys.stderr)
             print(exc, file=sys.stderr)
             return USAGE
         print(f"[vacuum] retention {args.retention_hours:g} h >= required {policy.required_hours:.0f} h")

@@ -11,6 +11,7 @@ separate `_rebuild/` namespace that verification compares with; `main` replaces 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -25,6 +26,7 @@ from eo.core.transforms.sessions import GAP, user_sessions
 from eo.runtime import lake
 from eo.runtime.cli import EXIT_CODES, NotReady, Progress, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
+from eo.runtime.coverage import record_rebuilt
 from eo.runtime.lake import ensure_reference, ensure_tables
 from eo.runtime.reading import classify_records, recorded_poison
 from eo.runtime.spark import build_session
@@ -53,6 +55,7 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
 
 
 def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
+    started = dt.datetime.now(dt.UTC)  # no event the log gets later is in this rebuild
     progress = Progress("rebuild", len(GOLD) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
     ensure_tables(spark, settings, target, names=[SILVER.name, QUARANTINE.name, *(t.name for t in GOLD)])
@@ -77,6 +80,8 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
         progress.step(name)
         lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()
+    if target == "rebuild":  # what verification may compare (eo/runtime/coverage.py)
+        record_rebuilt(settings, None if interval is None else [interval], started)
     bronze_rows = lake.read(spark, settings, BRONZE).count()  # from the log's statistics
     stats.update(bronze_rows=bronze_rows, seconds=round(progress.elapsed(), 2))
     stats["events_per_s"] = round(bronze_rows / stats["seconds"]) if stats["seconds"] else None

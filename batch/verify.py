@@ -23,7 +23,7 @@ from batch.interval_args import add_interval_args, intervals_from
 from batch.rebuild import classify_log
 from batch.verify_explain import explain_differences
 from batch.verify_explain import lines as explained_lines
-from eo.core.intervals import Interval, as_text, compact, human, predicate
+from eo.core.intervals import BEFORE_ANY_EVENT, Interval, as_text, compact, covered, human, predicate
 from eo.core.lineage import EXPLAINED
 from eo.core.quality import expectations as expect
 from eo.core.quality.diff import diff_counts, table_diff, value_columns
@@ -31,12 +31,13 @@ from eo.core.quality.reconcile import account_for_acks, read_acks
 from eo.core.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from eo.core.transforms.parse import valid_events
 from eo.runtime import lake
-from eo.runtime.cli import EXIT_CODES, Progress, guarded
+from eo.runtime.cli import EXIT_CODES, NOT_READY, Progress, guarded
 from eo.runtime.config import Settings, load_settings
+from eo.runtime.coverage import rebuilt_intervals
 from eo.runtime.environment import environment
 from eo.runtime.quality.evidence import Evidence
 from eo.runtime.quality.site import data_docs_root, gx_project, localize
-from eo.runtime.quality.verdicts import docs_link, run_verdict_path, write_verdict
+from eo.runtime.quality.verdicts import NOT_REBUILT, docs_link, not_rebuilt_line, run_verdict_path, write_verdict
 from eo.runtime.spark import build_session
 from eo.runtime.storage import files_under
 
@@ -138,13 +139,20 @@ def verify(
     verdict_file: str | None = None,
     run_name: str | None = None,
 ) -> dict:
-    """Compare the stream's tables with the rebuild's, over `intervals` of event time (None: all).
-    `run_name` (the Airflow run id) names the validations in the Data Docs."""
-    checks = [(table, predicate(intervals, table.range_column) if intervals else None) for table in GOLD]
-    if intervals is None:
+    """Compare the stream's tables with the rebuild's, over the event time of `intervals` (None:
+    all) that was rebuilt (eo/runtime/coverage.py); the rest is reported as not rebuilt, never
+    as rows that disagree. `run_name` (the Airflow run id) names the validations in the Data Docs."""
+    rebuilt = rebuilt_intervals(settings)
+    compared, not_rebuilt = covered(intervals, rebuilt)
+    if not compared:
+        return _nothing_to_compare(settings, intervals, rebuilt, verdict_file)
+    checks = [(table, predicate(compared, table.range_column)) for table in GOLD]
+    if intervals is None and any(i.start == BEFORE_ANY_EVENT for i in rebuilt):  # a full rebuild
         checks += [(SILVER, None), (QUARANTINE, None)]
     progress = Progress("verify", len(checks) + 1)  # each table, then the reconciliation
-    scope = human(intervals)
+    scope = human(compared)
+    if not_rebuilt:
+        print(f"[verify] not rebuilt, not compared: {human(not_rebuilt)}", flush=True)
     evidence = Evidence(gx_project(settings), f"{run_name or 'batch.verify'}_{compact(intervals)}")
     tables = {}
     for table, where in checks:
@@ -152,8 +160,11 @@ def verify(
         tables[table.name] = _compare(spark, settings, evidence, table, where, scope)
     progress.step("reconciliation")
     reconciliation = reconcile(spark, settings, evidence)
+    passed = all(t["passed"] for t in tables.values()) and reconciliation["passed"]
     verdict = {
-        "passed": all(t["passed"] for t in tables.values()) and reconciliation["passed"],
+        "passed": passed,
+        "status": "passed" if passed else "failed",
+        "not_rebuilt": human(not_rebuilt) if not_rebuilt else None,
         "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "env": settings.env,
         "run_name": evidence.run_id.run_name,
@@ -170,6 +181,26 @@ def verify(
     return verdict
 
 
+def _nothing_to_compare(
+    settings: Settings, intervals: list[Interval] | None, rebuilt: list[Interval], verdict_file: str | None
+) -> dict:
+    """The verdict on event time nobody rebuilt: no comparison, so neither passed nor failed."""
+    verdict = {
+        "passed": None,
+        "status": NOT_REBUILT,
+        "not_rebuilt": human(intervals),
+        "rebuilt": human(rebuilt) if rebuilt else "nothing",
+        "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "env": settings.env,
+        "scope": human(intervals),
+        "intervals": None if intervals is None else [[i.start.isoformat(), i.end.isoformat()] for i in intervals],
+        "tables": {},
+        "expectations": [],
+    }
+    write_verdict(settings, verdict, verdict_file)
+    return verdict
+
+
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
     site = Path(evidence.publish().removeprefix("file://")).parent
     if not localize(site):
@@ -180,7 +211,11 @@ def publish_docs(settings: Settings, evidence: Evidence) -> str:
 
 
 def describe(verdict: dict) -> str:
+    if verdict.get("status") == NOT_REBUILT:
+        return not_rebuilt_line(verdict)
     lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'} over {verdict['scope']}"]
+    if verdict.get("not_rebuilt"):
+        lines.append(f"  not rebuilt, not compared: {verdict['not_rebuilt']}")
     for name, t in verdict["tables"].items():
         lines.append(
             f"  {name:<25} stream {t['stream_rows']:>9}  batch {t['batch_rows']:>9}  "
@@ -225,12 +260,17 @@ def main(argv: list[str] | None = None) -> int:
     intervals = intervals_from(args, many=True)
     settings = load_settings()
     print(f"[verify] comparing {as_text(intervals)}", flush=True)
-    spark = build_session("eo-verify", settings)
     run_file = run_verdict_path(settings, args.run_name) if args.run_name else None
-    verdict = verify(spark, settings, intervals, run_file, args.run_name)
+    rebuilt = rebuilt_intervals(settings)
+    if not covered(intervals, rebuilt)[0]:  # said without starting Spark
+        verdict = _nothing_to_compare(settings, intervals, rebuilt, run_file)
+    else:
+        verdict = verify(build_session("eo-verify", settings), settings, intervals, run_file, args.run_name)
     print(describe(verdict), flush=True)
     if args.verdict_only:
         return 0
+    if verdict["status"] == NOT_REBUILT:
+        return NOT_READY
     return 0 if verdict["passed"] else 1
 
 

@@ -44,7 +44,8 @@ def lake_maintenance():
         try:
             return check(load_settings(), params["retention_hours"]).required_hours
         except UnsafeRetention as exc:
-            raise AirflowFailException(str(exc)) from exc
+            print(exc.detail)
+            raise AirflowFailException(str(exc)) from None  # one line, the last of the log
 
     optimize = PlatformSparkSubmitOperator(
         task_id="optimize", script="batch/maintenance.py", application_args=["--optimize"]

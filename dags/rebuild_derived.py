@@ -8,8 +8,9 @@ from the bronze log, with the same transformations the stream uses.
   [2026-11-20, 2026-11-21) UTC; trigger the same day again as often as you like). Without it,
   the run's data interval: a scheduled run at midnight, and a backfill's run for a date, cover
   the day *before* that date, as Airflow's data intervals do (a run triggered without a logical
-  date: the day before it was triggered). The run's note ("rebuilds 2026-11-20 into rebuild"),
-  the first line of every task log and `plan_interval`'s return value say which.
+  date: the day before it was triggered). A day in the future is refused. The run's note
+  ("rebuilds 2026-11-20 into rebuild"), the first line of every task log and `plan_interval`'s
+  return value say which.
 - **Schedule**: daily, just after midnight UTC, for the day that ended.
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.
@@ -55,13 +56,17 @@ def rebuild_derived():
     @task
     def plan_interval(params=None, data_interval_start=None, data_interval_end=None, dag_run=None) -> str:
         """The event-time interval this run rebuilds: the `day` param, or the data interval."""
+        import datetime as dt
+
         from airflow.sdk.exceptions import AirflowFailException
 
-        from eo.core.intervals import run_interval
+        from eo.core.intervals import in_the_future, parse_many, run_interval
 
         if params.get("day") and dag_run.run_type == "backfill":
             raise AirflowFailException("a backfill rebuilds the days of its range: leave `day` empty")
         interval = run_interval(params, data_interval_start, data_interval_end, dag_run.run_after)
+        if refusal := in_the_future(parse_many(interval), dt.datetime.now(dt.UTC)):
+            raise AirflowFailException(refusal)
         print(f"this run rebuilds {interval} into {params['target']!r}")
         return interval
 

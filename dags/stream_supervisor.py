@@ -6,7 +6,8 @@ Every five minutes: are the streaming queries alive and fresh?
 - **inspect**: is the streaming job running; the last committed micro-batch and how long ago it
   committed; lag per Kafka partition (end offsets against the checkpoint's offsets).
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
-  `max_silence_minutes`, is restarted; it resumes from its checkpoints.
+  `max_silence_minutes`, is restarted; it resumes from its checkpoints. A job stopped by hand
+  (`make stream-stop`) is left stopped until `make stream-start`.
 
 The job is what the environment runs (`ops/stream_service.py`): a local spark-submit process
 (a warm standby may take over), or on AWS the EMR Serverless job run `eo-stream`; the checkpoint
@@ -46,7 +47,8 @@ def stream_supervisor():
         from ops.stream_service import stream_service
 
         settings = load_settings()
-        report = {"running": stream_service(settings).running(), "queries": health(settings)}
+        service = stream_service(settings)
+        report = {"running": service.running(), "held": service.held(), "queries": health(settings)}
         for name, q in report["queries"].items():
             print(f"{name}: batch {q['last_batch']}, {q['seconds_since_commit']} s since commit, lag {q['lag']}")
         return report

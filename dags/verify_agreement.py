@@ -5,18 +5,21 @@ Great Expectations agreement check: the streamed gold tables must equal their ba
 recomputation row by row, exactly; silver keys unique; every acknowledged record accounted for.
 
 - **When**: after every `rebuild_derived` run (it emits the `gold_rebuilt` asset with the
-  interval it rebuilt), and on its own daily schedule for the previous day.
+  interval it rebuilt), and daily at 06:00 for whatever was rebuilt and not yet verified
+  (nothing rebuilt: the run is skipped, never failed).
 - **What it compares**: the `interval` param when you give one (Trigger → `interval` =
   `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); else
   exactly the intervals rebuilt and not yet verified (11-19, 11-20 and 11-22 stay apart: 11-21,
-  which nobody rebuilt, is not compared), or the previous day on its 06:00 timetable. Each
+  which nobody rebuilt, is not compared). Event time nobody rebuilt is reported as "not
+  rebuilt, nothing to compare" (a skip), never as extra rows; a day in the future is refused. Each
   rebuild leaves a file in `reports/verify/rebuilt/` that a passing check removes: Airflow folds
   or drops asset events that arrive while a run is busy, the files are never lost. The run's
   note, the first line of each task log and `pick_interval` say which.
 - **Unpaused from the start**: a paused DAG folds the asset events of the rebuilds made
   meanwhile into one later run; running from the start, each rebuild is verified as it lands.
 - **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
-  would disagree again); `verify` itself is retried only when it could not check (a crash).
+  would disagree again), whose last log line names each failing table, its counts and its
+  first differing keys; `verify` itself is retried only when it could not check (a crash).
   The verdict (`reports/verify/latest.json`) and a link to the Data Docs (served by Airflow at
   `/data-docs/`, also under "Data Docs" in the navigation) are in that task's log, with each
   differing key's explanation (`python -m batch.explain`): both sides' events and what tells them apart.
@@ -25,6 +28,7 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 from __future__ import annotations
 
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
+from airflow.sdk.exceptions import AirflowSkipException
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSubmitOperator
 
 
@@ -50,21 +54,36 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSu
 )
 def verify_agreement():
     @task
-    def pick_interval(triggering_asset_events=None, logical_date=None, dag_run=None, params=None, ti=None) -> str:
+    def pick_interval(triggering_asset_events=None, dag_run=None, params=None, ti=None) -> str:
         """The `interval` param, else every interval rebuilt and not yet verified (never the span
-        between them), or the previous UTC day on the timetable."""
-        from eo.core.intervals import as_text, parse_many, verification_scope
+        between them); nothing rebuilt: a skip, as there is nothing to compare."""
+        import datetime as dt
+
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from eo.core.intervals import as_text, in_the_future, parse_many, verification_scope
         from eo.runtime.config import load_settings
         from eo.runtime.quality.ledger import to_verify
 
+        def refuse(line: str):  # publish_data_docs, the run's last task, repeats it: the run is red
+            ti.xcom_push(key="refused", value=line)
+            raise AirflowFailException(line)
+
         if params.get("interval"):
-            scope = as_text(parse_many(params["interval"]))  # a malformed param fails here, not in Spark
-            print(f"verifying the interval asked for: {scope}")
-            return scope
+            try:
+                intervals = parse_many(params["interval"])  # a malformed param fails here, not in Spark
+            except ValueError as exc:
+                refuse(f"bad interval: {exc}")
+            if refusal := in_the_future(intervals, dt.datetime.now(dt.UTC)):
+                refuse(refusal)
+            print(f"verifying the interval asked for: {as_text(intervals)}")
+            return as_text(intervals)
         events = [e for batch in (triggering_asset_events or {}).values() for e in batch]
         waiting, rebuilt = to_verify(load_settings(), events)
-        scope = verification_scope(rebuilt, logical_date or dag_run.run_after)
-        print(f"rebuilt and not yet verified: {rebuilt or 'nothing'}; verifying {scope}")
+        scope = verification_scope(rebuilt)
+        if scope is None:
+            raise AirflowSkipException("nothing rebuilt since the last check: nothing to verify")
+        print(f"rebuilt and not yet verified: {rebuilt}; verifying {scope}")
         ti.xcom_push(key="settles", value=waiting)
         return scope
 
@@ -78,21 +97,35 @@ def verify_agreement():
         ],
     )
 
-    @task(trigger_rule="all_done")
+    @task(trigger_rule="all_done")  # after a verify that failed too, to say so
     def publish_data_docs(run_id=None, ti=None) -> dict:
-        """Point at this run's verdict and the Data Docs; fail the run when the check failed,
-        else mark the rebuilds it verified as no longer pending."""
+        """Point at this run's verdict and the Data Docs; fail the run when the check failed, in
+        one last line that says where (skip it when nothing asked for was rebuilt), else mark the
+        rebuilds it verified as no longer pending."""
         from airflow.sdk.exceptions import AirflowFailException
 
         from eo.runtime.config import load_settings
         from eo.runtime.quality.ledger import settle
-        from eo.runtime.quality.verdicts import docs_link, read_verdict, run_verdict_path
+        from eo.runtime.quality.verdicts import (
+            NOT_REBUILT,
+            docs_link,
+            failure_line,
+            not_rebuilt_line,
+            read_verdict,
+            run_verdict_path,
+        )
 
+        if ti.xcom_pull(task_ids="pick_interval") is None:  # refused or skipped: nothing was checked
+            if refused := ti.xcom_pull(task_ids="pick_interval", key="refused"):
+                raise AirflowFailException(refused)
+            raise AirflowSkipException("no interval was picked: nothing was verified")
         settings = load_settings()
         path = run_verdict_path(settings, run_id)
         verdict = read_verdict(settings, path)
         if verdict is None:
             raise AirflowFailException(f"verify wrote no verdict ({path}); see the verify task's log")
+        if verdict.get("status") == NOT_REBUILT:
+            raise AirflowSkipException(not_rebuilt_line(verdict))
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
         print(f"Data Docs: {docs_link(verdict)}")
         for table, found in verdict["tables"].items():  # each differing key, explained on both sides
@@ -100,9 +133,11 @@ def verify_agreement():
                 print(f"{table} {key['status']} {key['key']}: {key.get('diagnosis') or key.get('error')}")
                 if key.get("file"):
                     print(f"  explanation: {key['file']}  (again: {key['command']})")
+        if verdict.get("not_rebuilt"):
+            print(f"not rebuilt, not compared: {verdict['not_rebuilt']}")
         if not verdict["passed"]:
-            failed = [t for t, v in verdict["tables"].items() if not v["passed"]]
-            raise AirflowFailException(f"stream and batch disagree on {failed or 'reconciliation'}; see {path}")
+            print(f"verdict file: {path}")
+            raise AirflowFailException(failure_line(verdict))
         settle(settings, ti.xcom_pull(task_ids="pick_interval", key="settles") or [])
         return {"passed": True, "verdict": str(path), "data_docs": docs_link(verdict)}
 

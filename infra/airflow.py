@@ -1,13 +1,17 @@
 """Airflow 3 for this project on one machine: API server + UI, scheduler, DAG processor, triggerer.
 
-    python -m infra.airflow start|stop|status [--port 8080] [--home DIR]
+    python -m infra.airflow start|stop|status|watch [--port 8080] [--home DIR]
     python -m infra.airflow status [--json] [--check]
 
-Metadata in SQLite under data/airflow/ by default; set EO_AIRFLOW_DB_URL (for example
-postgresql+psycopg://user:pw@127.0.0.1:5432/airflow) to use PostgreSQL. LocalExecutor with a
+Metadata in PostgreSQL: the project's own server (infra/postgres.py, started if needed), in a
+database `airflow`. EO_AIRFLOW_DB_URL chooses another (postgresql+psycopg://user:pw@host/db);
+EO_AIRFLOW_DB=sqlite keeps it in SQLite under the home, a testing-only database (a backfill from
+the UI crashed its scheduler: one writer for the scheduler and the API server). LocalExecutor with a
 parallelism sized for 2 cores, no example DAGs, the `spark_default` connection created if
 missing (local[*]; point it at a cluster master in the UI without touching code). The login
 is `admin` with a password generated on first start and kept in <home>/passwords.json.
+A watchdog started with them starts again any component that dies, and `status` counts those
+restarts (<home>/restarts.jsonl).
 """
 
 from __future__ import annotations
@@ -18,16 +22,21 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT
 from infra import process, service
+from infra.postgres import Postgres
 from infra.status import Status
 
 DEFAULT_HOME = REPO_ROOT / "data" / "airflow"
+DATABASE = "airflow"
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+WATCHDOG = "watchdog"  # restarts a component that died (`python -m infra.airflow watch`)
+WATCH_EVERY_S = 5.0
 USER = "admin"
 
 
@@ -63,9 +72,33 @@ class AirflowService:
         passwords.chmod(0o600)
         return password
 
+    @property
+    def on_sqlite(self) -> bool:
+        return not os.environ.get("EO_AIRFLOW_DB_URL") and os.environ.get("EO_AIRFLOW_DB", "postgres") == "sqlite"
+
+    def db_url(self) -> str:
+        if os.environ.get("EO_AIRFLOW_DB_URL"):
+            return os.environ["EO_AIRFLOW_DB_URL"]
+        if self.on_sqlite:
+            return f"sqlite:///{self.home / 'airflow.db'}"
+        server = Postgres.default().dsn().rsplit("/", 1)[0]
+        return f"{server.replace('postgresql://', 'postgresql+psycopg://', 1)}/{DATABASE}"
+
+    def ensure_database(self) -> None:
+        """The project's PostgreSQL up, with Airflow's database in it (unless another is chosen)."""
+        if os.environ.get("EO_AIRFLOW_DB_URL") or self.on_sqlite:
+            return
+        import psycopg
+
+        server = Postgres.default()
+        server.start()
+        with psycopg.connect(server.dsn().rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
+                conn.execute(f"CREATE DATABASE {DATABASE}")
+
     def env(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)
-        db_url = os.environ.get("EO_AIRFLOW_DB_URL", f"sqlite:///{self.home / 'airflow.db'}")
+        db_url = self.db_url()
         return {
             **os.environ,
             "AIRFLOW_HOME": str(self.home),
@@ -121,6 +154,36 @@ class AirflowService:
     def running(self) -> dict[str, bool]:
         return {c: process.alive(process.read_pid(self.pid_file(c))) for c in COMPONENTS}
 
+    @property
+    def restarts_file(self) -> Path:
+        return self.home / "restarts.jsonl"
+
+    def restarts(self) -> list[dict]:
+        """Every component the watchdog found dead and started again, oldest first."""
+        if not self.restarts_file.exists():
+            return []
+        return [json.loads(line) for line in self.restarts_file.read_text().splitlines() if line.strip()]
+
+    def _spawn(self, component: str, env: dict[str, str]) -> int:
+        binary = str(Path(sys.executable).parent / "airflow")
+        return process.spawn([binary, component], self.home / f"{component}.log", self.pid_file(component), env=env)
+
+    def revive(self) -> list[str]:
+        """Start again each component that died, and note it (make airflow-status shows them)."""
+        dead = [c for c, alive in self.running().items() if not alive]
+        for component in dead:
+            pid = self._spawn(component, self.env())
+            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            with open(self.restarts_file, "a") as log:
+                log.write(json.dumps({"component": component, "at": at, "pid": pid}) + "\n")
+            print(f"{at} {component} had died: started again, pid {pid}", flush=True)
+        return dead
+
+    def watch(self, every: float = WATCH_EVERY_S) -> None:
+        while True:
+            time.sleep(every)
+            self.revive()
+
     def healthy(self) -> bool:
         try:
             with urllib.request.urlopen(f"{self.url}/api/v2/monitor/health", timeout=2) as response:
@@ -131,6 +194,7 @@ class AirflowService:
     def prepare(self) -> None:
         """Database, connections and serialized DAGs: idempotent."""
         self.home.mkdir(parents=True, exist_ok=True)
+        self.ensure_database()
         self.password()
         self.airflow("db", "migrate")
         if self.airflow("connections", "get", "spark_default", check=False).returncode != 0:
@@ -150,14 +214,20 @@ class AirflowService:
             raise RuntimeError(f"port {self.port} is taken by another process")
         self.prepare()
         env = self.env()
-        binary = str(Path(sys.executable).parent / "airflow")
         for component, alive in self.running().items():
             if not alive:
-                process.spawn([binary, component], self.home / f"{component}.log", self.pid_file(component), env=env)
+                self._spawn(component, env)
         process.wait_for(self.healthy, timeout, f"Airflow API server on {self.url}")
+        if not self.watching():
+            watch = [sys.executable, "-m", "infra.airflow", "watch", "--port", str(self.port), "--home", str(self.home)]
+            process.spawn(watch, self.home / f"{WATCHDOG}.log", self.pid_file(WATCHDOG), cwd=REPO_ROOT)
         return True
 
+    def watching(self) -> bool:
+        return process.alive(process.read_pid(self.pid_file(WATCHDOG)))
+
     def stop(self) -> list[str]:
+        process.stop(self.pid_file(WATCHDOG), timeout=10)  # first, or it would start them again
         return [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
 
 
@@ -177,18 +247,41 @@ def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
     running = airflow.running()
     up = all(running.values()) and airflow.healthy()
     state = "running" if up else ("partly running" if any(running.values()) else "stopped")
-    report = {"service": "airflow", "state": state, "url": airflow.url, "healthy": up, "components": running}
-    rows = [("Airflow", state), ("url", airflow.url)]
+    database = "SQLite (testing only)" if airflow.on_sqlite else "PostgreSQL"
+    restarts = airflow.restarts()
+    login = f"{USER} / {airflow.password()}" if (airflow.home / "secrets.json").exists() else "set on first start"
+    report = {
+        "service": "airflow",
+        "state": state,
+        "url": airflow.url,
+        "login": login,
+        "database": database,
+        "healthy": up,
+        "components": running,
+        "watchdog": airflow.watching(),
+        "restarts": restarts,
+    }
+    rows = [("Airflow", state), ("url", airflow.url), ("login", report["login"]), ("metadata", database)]
     rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
+    rows.append(("watchdog", "restarts a component that dies" if report["watchdog"] else "stopped"))
+    if restarts:
+        last = restarts[-1]
+        rows.append(
+            ("restarts", f"{len(restarts)}, last {last['component']} at {last['at']} ({airflow.restarts_file})")
+        )
     if not up:
         rows.append(("to start it", "make airflow"))
     return Status(up, report, rows)
 
 
+def _watch(airflow: AirflowService, args: argparse.Namespace) -> None:
+    airflow.watch()
+
+
 def main(argv: list[str] | None = None) -> int:
     return service.main(
         "infra.airflow", __doc__, lambda args: AirflowService.default(args.port, args.home),
-        start=_start, stop=_stop, status=_status, options=service.port_and_home, argv=argv,
+        start=_start, stop=_stop, status=_status, verbs={"watch": _watch}, options=service.port_and_home, argv=argv,
     )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
@@ -96,6 +97,17 @@ def stop(settings: Settings) -> bool:
     return _terminate(settings, "streaming")
 
 
+def hold_file(settings: Settings) -> Path:
+    return home(settings) / "stopped-by-hand"
+
+
+def held(settings: Settings) -> str | None:
+    """Why the stream stays stopped: `stream-stop` by hand, until `stream-start` (the supervisor
+    DAG would otherwise start it again within 5 minutes)."""
+    path = hold_file(settings)
+    return f"stopped by hand at {path.read_text().strip()} (make stream-stop)" if path.exists() else None
+
+
 def kill(settings: Settings) -> int | None:
     """SIGKILL the whole driver, as a crash would (a standby, if one waits, takes over)."""
     _promote(settings)
@@ -146,6 +158,7 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
 
 
 def _start(settings: Settings, args: argparse.Namespace) -> None:
+    hold_file(settings).unlink(missing_ok=True)  # the supervisor may restart it again
     pid = start(settings, args.extra)
     print(f"streaming job started, pid {pid}" if pid else "streaming job already running")
     print(f"log: {home(settings) / 'streaming.log'}")
@@ -158,7 +171,10 @@ def _standby(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _stop(settings: Settings, args: argparse.Namespace) -> None:
+    home(settings).mkdir(parents=True, exist_ok=True)
+    hold_file(settings).write_text(time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     print("streaming job stopped" if stop(settings) else "streaming job was not running")
+    print("the stream_supervisor DAG leaves it stopped until `make stream-start`")
 
 
 def _kill(settings: Settings, args: argparse.Namespace) -> None:

@@ -29,6 +29,8 @@ class StreamService(Protocol):
 
     def kill(self) -> str | None: ...  # what was stopped, as a crash would
 
+    def held(self) -> str | None: ...  # why the stream must stay stopped (stopped by hand), or None
+
 
 class LocalStreamService:
     def __init__(self, settings: Settings) -> None:
@@ -50,6 +52,11 @@ class LocalStreamService:
 
         pid = streaming.kill(self.settings)
         return None if pid is None else f"pid {pid}"
+
+    def held(self) -> str | None:
+        from infra import streaming
+
+        return streaming.held(self.settings)
 
 
 class EmrStreamService:
@@ -91,6 +98,9 @@ class EmrStreamService:
             self.client.cancel_job_run(applicationId=self.application, jobRunId=run_id)
         return f"job runs {', '.join(runs)}" if runs else None
 
+    def held(self) -> str | None:
+        return None  # a job run cancelled by hand is started again: pause the supervisor DAG
+
 
 def stalled_queries(report: dict, max_silence_minutes: float) -> list[str]:
     """Queries behind Kafka that have not committed for longer than allowed."""
@@ -106,7 +116,9 @@ def supervise(service: StreamService, report: dict, max_silence_minutes: float, 
     stalled = stalled_queries(report, max_silence_minutes)
     if report["running"] and not stalled:
         return "healthy"
-    reason = f"stalled: {stalled}" if stalled else "not running"
+    if not report["running"] and report.get("held"):
+        return f"left stopped: {report['held']}; make stream-start resumes it"
+    reason = f"stalled: {stalled}" if stalled else "the stream was not running"
     if not restart:
         return f"{reason}; restart disabled"
     if report["running"]:
@@ -114,7 +126,7 @@ def supervise(service: StreamService, report: dict, max_silence_minutes: float, 
     started = service.start()
     if started is None:
         return f"a standby took over ({reason}); it resumes from the checkpoint"
-    return f"restarted: {started} ({reason}); it resumes from the checkpoint"
+    return f"restarted as {started} ({reason}); it resumes from the checkpoint"
 
 
 # How each job runner runs the stream; the environment (eo/runtime/environment.py) picks one.

@@ -33,6 +33,8 @@ class Interval:
         """For people: "2026-11-20" for one UTC day, else "[start, end)" (dates when at midnight)."""
         if self.end - self.start == dt.timedelta(days=1) and _midnight(self.start):
             return self.start.date().isoformat()
+        if self.start == BEFORE_ANY_EVENT:
+            return f"event time before {self.end.isoformat()}"
         if _midnight(self.start) and _midnight(self.end):
             return f"[{self.start.date()}, {self.end.date()})"
         return f"[{self.start.isoformat()}, {self.end.isoformat()})"
@@ -113,14 +115,57 @@ def predicate(intervals: list[Interval], column: str) -> str:
     return " OR ".join(f"({i.predicate(column)})" for i in intervals)
 
 
-def verification_scope(rebuilt: list[str], logical_date: dt.datetime) -> str:
-    """What verify_agreement compares: every interval rebuilt since its last run (one "all"
-    makes it all), or, on its timetable with nothing rebuilt, the previous UTC day."""
+def verification_scope(rebuilt: list[str]) -> str | None:
+    """What verify_agreement compares when no interval is asked for: every interval rebuilt and
+    not yet verified (one "all" makes it all); None when nothing was rebuilt (nothing to compare:
+    a day nobody rebuilt would only show as "extra rows")."""
     if "all" in rebuilt:
         return "all"
     if rebuilt:
         return as_text(merged([i for text in rebuilt for i in (parse_many(text) or [])]))
-    return as_text([Interval(*_day_before(logical_date))])
+    return None
+
+
+# Where "all event time" starts when it must be an interval: before the strict reading's floor
+# (conf/platform.toml [domains] event_time_floor, 2000 by default).
+BEFORE_ANY_EVENT = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
+
+
+def rebuilt_before(intervals: list[Interval] | None, horizon: dt.datetime) -> list[Interval]:
+    """What a rebuild holds of `intervals` (None: everything) when the log it read had no event
+    time from `horizon` on: only the event time before it."""
+    wanted = intervals if intervals is not None else [Interval(BEFORE_ANY_EVENT, horizon)]
+    return [Interval(i.start, min(i.end, horizon)) for i in wanted if i.start < horizon]
+
+
+def in_the_future(intervals: list[Interval] | None, now: dt.datetime) -> str | None:
+    """One line refusing intervals that start after `now` (no event can be there yet), else None."""
+    ahead = [i for i in intervals or [] if i.start > now]
+    if not ahead:
+        return None
+    verb = "is" if len(ahead) == 1 else "are"
+    when = f"{now.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    return f"{human(ahead)} {verb} in the future (now {when}): nothing to rebuild or verify yet"
+
+
+def covered(requested: list[Interval] | None, rebuilt: list[Interval]) -> tuple[list[Interval], list[Interval]]:
+    """(the parts of `requested` that were `rebuilt`, the parts that were not); `requested` None
+    is all event time, of which the rebuilt part is `rebuilt` itself."""
+    if requested is None:
+        return merged(rebuilt), []
+    inside, outside = [], []
+    for want in merged(requested):
+        cursor = want.start
+        for have in merged(rebuilt):
+            if have.end <= cursor or have.start >= want.end:
+                continue
+            if have.start > cursor:
+                outside.append(Interval(cursor, have.start))
+            inside.append(Interval(max(cursor, have.start), min(want.end, have.end)))
+            cursor = min(want.end, have.end)
+        if cursor < want.end:
+            outside.append(Interval(cursor, want.end))
+    return merged(inside), merged(outside)
 
 
 def run_interval(
@@ -156,8 +201,8 @@ def run_scope(
         interval = run_interval(conf, data_interval_start, data_interval_end, when)
         return f"rebuilds {human(parse_many(interval))} into {conf.get('target') or 'rebuild'}"
     if dag_id == "verify_agreement":
-        scope = conf.get("interval") or verification_scope(rebuilt, when)
-        return f"verifies {human(parse_many(scope))}"
+        scope = conf.get("interval") or verification_scope(rebuilt)
+        return f"verifies {human(parse_many(scope))}" if scope else "verifies nothing: no rebuild waits for a check"
     return None
 
 

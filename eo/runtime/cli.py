@@ -18,7 +18,7 @@ from collections.abc import Callable
 OK, FAILED, USAGE, NOT_READY = 0, 1, 2, 3
 EXIT_CODES = (
     "exit codes: 0 done, 1 the work found a problem (verification failed, records not acknowledged), "
-    "2 bad arguments, 3 not ready (a service down, a table or jar missing)"
+    "2 bad arguments, 3 not ready (a service down, a table or jar missing, an interval not rebuilt)"
 )
 
 

@@ -23,7 +23,12 @@ from eo.runtime.storage import files_under
 
 
 class UnsafeRetention(ValueError):
-    """The requested VACUUM retention could delete files a stream still needs."""
+    """The requested VACUUM retention could delete files a stream still needs. Its message is one
+    short line (the retention, the minimum and the rule that sets it); `detail` has every rule."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,10 @@ def check_retention(settings: Settings, hours: float) -> RetentionPolicy:
     policy = retention_policy(settings)
     if hours < policy.required_hours:
         detail = "; ".join(f"{k} {v:.0f} h" for k, v in policy.reasons.items())
+        rule = max(policy.reasons, key=policy.reasons.__getitem__)
         raise UnsafeRetention(
-            f"refusing VACUUM with {hours:g} h retention: it must be at least {policy.required_hours:.0f} h ({detail})"
+            f"refusing VACUUM with {hours:g} h retention: the minimum is {policy.required_hours:.0f} h ({rule})",
+            f"the minimum retention is the longest of: {detail}",
         )
     return policy
 

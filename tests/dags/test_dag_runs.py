@@ -74,3 +74,39 @@ def test_a_run_that_names_a_day_rebuilds_that_day_whatever_its_date(spark, airfl
     assert planned == f"{DAY2.isoformat()}/{next_day.isoformat()}"
     rebuilt = day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "rebuild")
     assert rebuilt and rebuilt == day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "main")
+
+
+def test_days_in_the_future_are_refused_and_days_nobody_rebuilt_are_skipped(airflow_db, lake_env):
+    """No false alarms: a future day fails planning in one line; a past day nobody rebuilt is
+    "not rebuilt" (publish_data_docs skipped, the run not failed); and with nothing rebuilt, the
+    daily run verifies nothing (skipped), where it used to check the previous day."""
+    from eo.runtime.quality.ledger import pending, settle
+
+    future = (dt.datetime.now(UTC) + dt.timedelta(days=3)).date()
+    result = airflow_db.dags["rebuild_derived"].test(run_conf={"day": f"{future}"})
+    assert result.state == DagRunState.FAILED
+    assert result.get_task_instance("plan_interval").state == "failed"
+    assert result.get_task_instance("rebuild_interval").state != "success"
+
+    verify = airflow_db.dags["verify_agreement"]
+    never = dt.datetime(2026, 11, 12, tzinfo=UTC)  # the log holds 11-05 and 11-06; nobody rebuilt 11-12
+    interval = f"{never.isoformat()}/{(never + dt.timedelta(days=1)).isoformat()}"
+    result = verify.test(run_conf={"interval": interval})
+    assert result.state == DagRunState.SUCCESS
+    assert result.get_task_instance("verify").state == "success"
+    assert result.get_task_instance("publish_data_docs").state == "skipped"
+
+    result = verify.test(run_conf={"interval": f"{future}T00:00:00Z/{future + dt.timedelta(days=1)}T00:00:00Z"})
+    assert result.state == DagRunState.FAILED
+    assert result.get_task_instance("pick_interval").state == "failed"  # it says why
+    assert result.get_task_instance("publish_data_docs").state == "failed"  # and the last task repeats it
+
+    settle(lake_env, list(pending(lake_env)))  # nothing waits for a check
+    result = verify.test(logical_date=dt.datetime.now(UTC), run_conf={"interval": None})  # dag.test keeps params
+    states = {ti.task_id: ti.state for ti in result.get_task_instances()}
+    assert result.state == DagRunState.SUCCESS, states
+    assert states == {
+        "pick_interval": "skipped",
+        "verify": "skipped",
+        "publish_data_docs": "skipped",
+    }

@@ -3,6 +3,8 @@ EMR Serverless job run it starts, watches and cancels (against moto's AWS)."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from eo.runtime.config import load_settings
@@ -38,10 +40,29 @@ def test_a_healthy_stream_is_left_alone_and_a_dead_one_restarted():
     assert supervise(service, report(True, lag=100), 15, True) == "healthy"
     assert supervise(service, report(True, lag=0, silent_s=7200), 15, True) == "healthy"  # idle, not stalled
     assert service.calls == []
-    assert (
-        supervise(service, report(False), 15, True) == "restarted: pid 7 (not running); it resumes from the checkpoint"
-    )
+    restarted = supervise(service, report(False), 15, True)
+    assert restarted == "restarted as pid 7 (the stream was not running); it resumes from the checkpoint"
     assert service.calls == ["start"]
+
+
+def test_a_stream_stopped_by_hand_stays_stopped_until_started_by_hand(lake, capsys):
+    from infra import streaming
+
+    service = FakeService()
+    held = report(False) | {"held": "stopped by hand at 2026-11-25 23:00:00 UTC (make stream-stop)"}
+    assert supervise(service, held, 15, True) == (
+        "left stopped: stopped by hand at 2026-11-25 23:00:00 UTC (make stream-stop); make stream-start resumes it"
+    )
+    assert service.calls == []
+    # The CLI's stop holds it (and says so); its start releases it. Nothing runs in this lake.
+    local = LocalStreamService(lake)
+    assert local.held() is None
+    streaming._stop(lake, None)
+    assert "leaves it stopped until `make stream-start`" in capsys.readouterr().out
+    assert local.held().startswith("stopped by hand at ")
+    streaming.hold_file(lake).unlink()  # what _start does first
+    assert local.held() is None
+    shutil.rmtree(streaming.home(lake))
 
 
 def test_a_stalled_stream_is_killed_then_started_unless_restarts_are_off():
@@ -94,8 +115,8 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     service = EmrStreamService(settings, client=RunningRuns(aws["emr"]))
     assert not service.running()
     outcome = supervise(service, report(False), 15, True)
-    assert outcome.startswith("restarted: job run ") and outcome.endswith(
-        "(not running); it resumes from the checkpoint"
+    assert outcome.startswith("restarted as job run ") and outcome.endswith(
+        "(the stream was not running); it resumes from the checkpoint"
     )
     runs = aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]
     assert [r["name"] for r in runs] == ["eo-stream"]

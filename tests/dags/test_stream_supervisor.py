@@ -34,8 +34,8 @@ def test_a_dead_streaming_job_is_restarted_and_catches_up(airflow_db, pipeline, 
     try:
         first = supervise(dag)
         assert first["inspect"]["running"] is False
-        assert first["restart_if_needed"].startswith("restarted: pid ")
-        assert first["restart_if_needed"].endswith("(not running); it resumes from the checkpoint")
+        assert first["restart_if_needed"].startswith("restarted as pid ")
+        assert first["restart_if_needed"].endswith("(the stream was not running); it resumes from the checkpoint")
         assert first["check_lag"] == 3000  # nothing streamed yet: the whole topic is lag
         deadline = time.monotonic() + 240
         while commits(pipeline, "events") == 0:

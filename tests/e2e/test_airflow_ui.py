@@ -1,6 +1,8 @@
 """The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a named
 day, let verification run on non-adjacent days, backfill two days of which one already has a run,
-then tamper with one gold row and read the failure in the Data Docs. Each step asserts what the UI
+then tamper with one gold row and read the failure in the Data Docs; kill the scheduler (the
+watchdog starts it again), verify a day nobody rebuilt (skipped, not failed) and try to rebuild
+a day in the future (refused). Each step asserts what the UI
 shows and keeps a screenshot under reports/e2e/. Everything started here is stopped here."""
 
 import datetime as dt
@@ -16,6 +18,7 @@ from delta.tables import DeltaTable
 
 from eo.core.tables import CAMPAIGN_MINUTE_METRICS
 from eo.runtime.config import REPO_ROOT
+from infra import process
 from infra.airflow import USER, AirflowService
 from tests.conftest import settings_env
 from tests.e2e.airflow_ui import (
@@ -93,6 +96,14 @@ class Api:
         )
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)["dag_runs"]
+
+    def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
+        request = urllib.request.Request(
+            f"{self.url}/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return {t["task_id"]: t["state"] for t in json.load(response)["task_instances"]}
 
     def wait(self, dag_id: str, until, run_type: str | None = None, timeout: float = 600) -> list[dict]:
         """The DAG's runs (of `run_type`), once `until(them)` holds and every run is done."""
@@ -213,6 +224,35 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             page.get_by_text(campaign).first.wait_for()
             assert page.get_by_text("stream_revenue").count() > 0
             shots.append(shoot(page, "5-data-docs-differing-key"))
+            last_line = api.task_states("verify_agreement", failed["dag_run_id"])
+            assert last_line["publish_data_docs"] == "failed" and last_line["verify"] == "success", last_line
+
+            # 6. The scheduler dies: the watchdog starts it again, and the next steps run on it.
+            killed = process.kill(airflow.pid_file("scheduler"))
+            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 30, "scheduler back")
+            assert airflow.running()["scheduler"]
+            assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
+
+            # 7. A day nobody rebuilt (11-06): "not rebuilt", a skip, never a FAILED "extra".
+            trigger_with_params(
+                page, url, "verify_agreement", {"interval": "2026-11-06T00:00:00Z/2026-11-07T00:00:00Z"}
+            )
+            skipped = api.wait("verify_agreement", at_least(2), "manual")[-1]
+            assert skipped["state"] == "success" and skipped["note"] == "verifies 2026-11-06", skipped
+            states = api.task_states("verify_agreement", skipped["dag_run_id"])
+            assert states == {"pick_interval": "success", "verify": "success", "publish_data_docs": "skipped"}, states
+            note_shown(page, url, "verify_agreement", skipped, "verifies 2026-11-06")
+            shots.append(shoot(page, "6-never-rebuilt-day-skipped"))
+
+            # 8. A day in the future: refused by plan_interval, nothing rebuilt.
+            future = f"{dt.datetime.now(UTC).date() + dt.timedelta(days=3):%Y-%m-%d}"
+            trigger_with_params(page, url, "rebuild_derived", {"day": future})
+            refused = api.wait("rebuild_derived", at_least(2), "manual")[-1]
+            assert refused["state"] == "failed", refused
+            states = api.task_states("rebuild_derived", refused["dag_run_id"])
+            assert states["plan_interval"] == "failed" and states["rebuild_interval"] != "success", states
+            note_shown(page, url, "rebuild_derived", refused, f"rebuilds {future} into rebuild")
+            shots.append(shoot(page, "7-future-day-refused"))
         finally:
             browser.close()
     print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")

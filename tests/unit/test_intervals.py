@@ -19,16 +19,60 @@ def day(d: int) -> str:
 
 
 def test_non_adjacent_days_stay_apart_and_adjacent_ones_join():
-    scope = verification_scope([day(22), day(19), day(20)], dt.datetime(2026, 11, 23, 6, tzinfo=UTC))
+    scope = verification_scope([day(22), day(19), day(20)])
     assert scope == (
         "2026-11-19T00:00:00+00:00/2026-11-21T00:00:00+00:00,2026-11-22T00:00:00+00:00/2026-11-23T00:00:00+00:00"
     )
     assert "2026-11-21T00:00:00+00:00/2026-11-22" not in scope  # nobody rebuilt 11-21
 
 
-def test_all_wins_and_nothing_rebuilt_means_the_previous_day():
-    assert verification_scope([day(19), "all"], dt.datetime(2026, 11, 23, tzinfo=UTC)) == "all"
-    assert verification_scope([], dt.datetime(2026, 11, 23, 6, tzinfo=UTC)) == day(22)
+def test_all_wins_and_nothing_rebuilt_means_nothing_to_verify():
+    assert verification_scope([day(19), "all"]) == "all"
+    assert verification_scope([]) is None  # never "the previous day": nobody may have rebuilt it
+
+
+def test_days_that_start_after_now_are_refused_in_one_line():
+    from eo.core.intervals import in_the_future
+
+    now = dt.datetime(2026, 11, 25, 22, 50, tzinfo=UTC)
+    assert in_the_future(parse_many(day(25)), now) is None  # today has begun: its events so far
+    assert in_the_future(parse_many(day(24)), now) is None
+    assert in_the_future(None, now) is None  # all event time
+    line = in_the_future(parse_many(f"{day(24)},{day(27)},{day(29)}"), now)
+    assert (
+        line
+        == "2026-11-27 and 2026-11-29 are in the future (now 2026-11-25 22:50 UTC): nothing to rebuild or verify yet"
+    )
+    assert "\n" not in line
+
+
+def test_the_rebuilt_part_of_a_request_and_the_part_nobody_rebuilt():
+    from eo.core.intervals import covered
+
+    rebuilt = parse_many(f"{day(19)},{day(20)},{day(22)}")
+    inside, outside = covered(parse_many("2026-11-18T12:00:00Z/2026-11-23T00:00:00Z"), rebuilt)
+    assert as_text(inside) == as_text(parse_many(f"{day(19)},{day(20)},{day(22)}"))
+    assert as_text(outside) == as_text(parse_many(f"2026-11-18T12:00:00Z/2026-11-19T00:00:00Z,{day(21)}"))
+    assert covered(parse_many(day(21)), rebuilt) == ([], parse_many(day(21)))  # never rebuilt: all outside
+    assert covered(parse_many(day(21)), []) == ([], parse_many(day(21)))
+    half = parse_many("2026-11-20T06:00:00Z/2026-11-20T18:00:00Z")
+    assert covered(half, rebuilt) == (half, [])  # inside one rebuilt day
+    assert covered(None, rebuilt) == (merged(rebuilt), [])  # "all" of a lake rebuilt day by day: those days
+
+
+def test_a_rebuild_holds_only_the_event_time_before_it_started():
+    from eo.core.intervals import BEFORE_ANY_EVENT, covered, human, rebuilt_before
+
+    started = dt.datetime(2026, 11, 25, 10, 30, tzinfo=UTC)
+    (full,) = rebuilt_before(None, started)  # a full rebuild: everything before it
+    assert (full.start, full.end) == (BEFORE_ANY_EVENT, started)
+    assert human([full]) == "event time before 2026-11-25T10:30:00+00:00"
+    assert rebuilt_before(parse_many(f"{day(24)},{day(25)},{day(26)}"), started) == parse_many(
+        f"{day(24)},2026-11-25T00:00:00Z/2026-11-25T10:30:00Z"
+    )
+    # Two days after a full rebuild, a day nobody rebuilt since is not covered by it.
+    assert covered(parse_many(day(27)), [full]) == ([], parse_many(day(27)))
+    assert covered(parse_many(day(20)), [full]) == (parse_many(day(20)), [])
 
 
 def test_parsing_merges_overlaps_and_refuses_nonsense():
@@ -93,6 +137,6 @@ def test_each_run_says_what_event_time_it_covers():
     assert run_scope("verify_agreement", {}, None, None, rebuilt, when) == (
         "verifies [2026-11-19, 2026-11-21) and 2026-11-22"
     )
-    assert run_scope("verify_agreement", {}, None, None, [], when) == "verifies 2026-11-22"
+    assert run_scope("verify_agreement", {}, None, None, [], when) == "verifies nothing: no rebuild waits for a check"
     assert run_scope("verify_agreement", {"interval": day(5)}, None, None, rebuilt, when) == "verifies 2026-11-05"
     assert run_scope("lake_maintenance", {}, start, end, [], when) is None

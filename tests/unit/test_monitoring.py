@@ -80,8 +80,11 @@ def test_vacuum_retention_must_outlast_delta_minimum_downtime_and_what_a_reader_
     write_seed_log(settings, fs, versions=5, age_hours=300)  # the stream has read none of the seed: 300 h behind
     policy = retention_policy(settings)
     assert policy.required_hours == pytest.approx(324, abs=1)
-    with pytest.raises(UnsafeRetention, match="refusing VACUUM with 168 h retention"):
+    with pytest.raises(UnsafeRetention) as refused:
         check_retention(settings, 168)
+    rule = "current lag of the lake's readers + margin"
+    assert str(refused.value) == f"refusing VACUUM with 168 h retention: the minimum is 324 h ({rule})"
+    assert "delta minimum 168 h" in refused.value.detail and f"{rule} 324 h" in refused.value.detail
     assert check_retention(settings, 400).required_hours == pytest.approx(policy.required_hours, abs=0.01)
     write_checkpoint(
         fs, settings.checkpoint_path("events"), 0, {"t": {"0": 1}}, seed={"reservoirVersion": 5, "index": -1}

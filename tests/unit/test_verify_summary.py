@@ -36,3 +36,43 @@ def test_with_ack_logs_the_summary_counts_the_acknowledged_and_reports_the_loss_
     assert "; lost 1  <- FAILED" in text
     assert "loss against the producers' acks: FAILED" in text
     assert text.startswith("verification FAILED")
+
+
+def test_a_failure_is_one_line_with_each_failing_table_its_counts_and_first_keys():
+    from eo.runtime.quality.verdicts import failure_line
+
+    table = {"passed": False, "missing": 0, "extra": 2, "different": 1}
+    table["sample"] = [
+        {"campaign_id": "c1", "window_start": "2026-11-20T05:07:00+00:00", "status": "different"},
+        {"campaign_id": "c2", "window_start": "2026-11-20T05:08:00+00:00", "status": "extra"},
+        {"campaign_id": "c3", "window_start": "2026-11-20T05:09:00+00:00", "status": "extra"},
+    ]
+    found = {
+        "scope": "2026-11-20",
+        "tables": {"campaign_minute_metrics": table, "user_sessions": {"passed": True}},
+        "reconciliation": dict(COUNTS, accepted=11, passed=False, lost=1),
+    }
+    line = failure_line(found)
+    assert line == (
+        "stream and batch disagree over 2026-11-20: campaign_minute_metrics extra 2, different 1 "
+        "(first: campaign_id=c1 window_start=2026-11-20T05:07:00+00:00; "
+        "campaign_id=c2 window_start=2026-11-20T05:08:00+00:00) | reconciliation: accepted 11 != accounted 10, lost 1"
+    )
+    assert "\n" not in line and "user_sessions" not in line and "c3" not in line
+
+
+def test_a_day_nobody_rebuilt_reads_as_not_rebuilt_never_as_failed():
+    from eo.runtime.quality.verdicts import NOT_REBUILT
+
+    text = describe(
+        {"passed": None, "status": NOT_REBUILT, "not_rebuilt": "2026-11-21", "rebuilt": "2026-11-19 and 2026-11-20"}
+    )
+    assert text.startswith("not rebuilt: 2026-11-21, nothing to compare (rebuilt so far: 2026-11-19 and 2026-11-20)")
+    assert "FAILED" not in text and "extra" not in text
+
+
+def test_days_not_rebuilt_beside_compared_ones_are_named_apart():
+    r = dict(COUNTS, acked=None, accepted=10, passed=True, no_loss="not checked")
+    text = describe({**verdict(r), "status": "passed", "not_rebuilt": "2026-11-21"})
+    assert text.startswith("verification PASSED")
+    assert "  not rebuilt, not compared: 2026-11-21" in text

@@ -9,6 +9,9 @@ import json
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 
+NOT_REBUILT = "not rebuilt"  # a verdict's status when nothing asked for was rebuilt
+FIRST_KEYS = 2
+
 
 def verify_folder(settings: Settings) -> str:
     return f"{settings.reports_root.rstrip('/')}/verify"
@@ -44,3 +47,32 @@ def read_verdict(settings: Settings, uri: str) -> dict | None:
 def docs_link(verdict: dict) -> str:
     """Where a browser opens the Data Docs: Airflow's served copy when there is one, else the files."""
     return verdict.get("data_docs_url") or verdict["data_docs"]
+
+
+def not_rebuilt_line(verdict: dict) -> str:
+    """One line for a verification of event time nobody rebuilt: a skip, not a failure."""
+    return (
+        f"not rebuilt: {verdict['not_rebuilt']}, nothing to compare (rebuilt so far: {verdict['rebuilt']}); "
+        "rebuild it first (rebuild_derived, or python -m batch.rebuild)"
+    )
+
+
+def failure_line(verdict: dict) -> str:
+    """One line for a failed verification: each failing table's counts and first differing keys."""
+    parts = []
+    for name, table in verdict["tables"].items():
+        if table["passed"]:
+            continue
+        counts = ", ".join(f"{k} {table[k]:,}" for k in ("missing", "extra", "different") if table.get(k))
+        keys = "; ".join(
+            " ".join(f"{k}={v}" for k, v in key.items() if k != "status")
+            for key in table.get("sample", [])[:FIRST_KEYS]
+        )
+        parts.append(f"{name} {counts or 'domain checks failed'}" + (f" (first: {keys})" if keys else ""))
+    reconciliation = verdict.get("reconciliation") or {}
+    if reconciliation and not reconciliation.get("passed", True):
+        parts.append(
+            f"reconciliation: accepted {reconciliation['accepted']:,} != accounted {reconciliation['accounted']:,}"
+            + (f", lost {reconciliation['lost']:,}" if reconciliation.get("lost") else "")
+        )
+    return f"stream and batch disagree over {verdict['scope']}: " + " | ".join(parts or ["see the verdict"])
