@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     stats = rebuild(spark, settings, interval, args.target)
     if lock:
         lock.release()
-    print("[rebuild] " + ", ".join(f"{k}={v}" for k, v in stats.items()), flush=True)
+    print("[rebuild] done:", flush=True)
+    for key, value in stats.items():  # a line each: Airflow's log panel cuts long lines
+        print(f"[rebuild]   {key} = {value}", flush=True)
     return 0
 
 

@@ -7,11 +7,16 @@ VACUUM what no version needs any more, and delete old verification reports.
 The VACUUM retention (`retention_hours`) is checked first: it must outlast Delta's minimum,
 the longest allowed stream downtime and the stream's current lag (`conf/platform.toml`,
 `[maintenance]`). An unsafe value fails `check_retention` with the reason, before anything runs.
+
+A scheduled run that starts more than 2 hours after its slot (the run Airflow creates for the
+last slot when the DAG is unpaused, by "unpause on trigger" for one) is skipped by
+`check_window`: the live lake is compacted in its window, or when asked (Trigger, or `force`).
 """
 
 from __future__ import annotations
 
 from airflow.sdk import CronTriggerTimetable, Param, dag, task
+from airflow.sdk.exceptions import AirflowSkipException
 from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubmitOperator
 
 
@@ -27,12 +32,27 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubm
     doc_md=__doc__,
     params={
         "retention_hours": Param(168, type="integer", minimum=0, description="VACUUM retention"),
+        "force": Param(False, type="boolean", description="run a scheduled run even outside its window"),
         "report_keep_days": Param(
             None, type=["null", "integer"], minimum=1, description="days to keep reports; empty: conf/platform.toml's"
         ),
     },
 )
 def lake_maintenance():
+    @task
+    def check_window(dag_run=None, params=None) -> str:
+        """A scheduled run long after its slot (one Airflow created when the DAG was unpaused,
+        say by "unpause on trigger") is skipped: maintenance of the live lake runs in its window,
+        or when someone asks for it (a manual trigger, or `force`)."""
+        import datetime as dt
+
+        from eo.runtime.maintenance import outside_window
+
+        late = outside_window(dag_run.run_type, dag_run.run_after, dt.datetime.now(dt.UTC), params["force"])
+        if late:
+            raise AirflowSkipException(late)
+        return "in its window" if dag_run.run_type == "scheduled" else f"asked for ({dag_run.run_type})"
+
     @task
     def check_retention(params=None) -> float:
         from airflow.sdk.exceptions import AirflowFailException
@@ -67,8 +87,9 @@ def lake_maintenance():
         print(f"deleted {len(stale)} reports older than {days} days")
         return len(stale)
 
-    check_retention() >> optimize >> vacuum
-    cleanup_reports()
+    window = check_window()
+    window >> check_retention() >> optimize >> vacuum
+    window >> cleanup_reports()
 
 
 lake_maintenance()

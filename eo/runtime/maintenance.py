@@ -9,6 +9,7 @@ The platform's own stream reads Kafka; of the lake it streams only the seed tabl
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 from dataclasses import dataclass
@@ -20,6 +21,20 @@ from eo.runtime.monitoring import read_checkpoint
 from eo.runtime.quality.site import gx_project
 from eo.runtime.quality.verdicts import verify_folder
 from eo.runtime.storage import files_under
+
+WINDOW = dt.timedelta(hours=2)  # how late a scheduled maintenance run may still start
+
+
+def outside_window(run_type: str, slot: dt.datetime, now: dt.datetime, force: bool = False) -> str | None:
+    """Why a run must not touch the live lake now (one line), or None: only a scheduled run that
+    starts more than WINDOW after its slot, unless forced; a run someone triggered always runs."""
+    if force or run_type != "scheduled" or now - slot <= WINDOW:
+        return None
+    hours = (now - slot).total_seconds() / 3600
+    return (
+        f"a catch-up of the {slot:%Y-%m-%d %H:%M} UTC slot, {hours:.0f} h late (over {WINDOW.seconds // 3600} h): "
+        "skipped; trigger the DAG (or set force) to run it now"
+    )
 
 
 class UnsafeRetention(ValueError):

@@ -227,13 +227,7 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             last_line = api.task_states("verify_agreement", failed["dag_run_id"])
             assert last_line["publish_data_docs"] == "failed" and last_line["verify"] == "success", last_line
 
-            # 6. The scheduler dies: the watchdog starts it again, and the next steps run on it.
-            killed = process.kill(airflow.pid_file("scheduler"))
-            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 30, "scheduler back")
-            assert airflow.running()["scheduler"]
-            assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
-
-            # 7. A day nobody rebuilt (11-06): "not rebuilt", a skip, never a FAILED "extra".
+            # 6. A day nobody rebuilt (11-06): "not rebuilt", a skip, never a FAILED "extra".
             trigger_with_params(
                 page, url, "verify_agreement", {"interval": "2026-11-06T00:00:00Z/2026-11-07T00:00:00Z"}
             )
@@ -244,7 +238,7 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             note_shown(page, url, "verify_agreement", skipped, "verifies 2026-11-06")
             shots.append(shoot(page, "6-never-rebuilt-day-skipped"))
 
-            # 8. A day in the future: refused by plan_interval, nothing rebuilt.
+            # 7. A day in the future: refused by plan_interval, nothing rebuilt.
             future = f"{dt.datetime.now(UTC).date() + dt.timedelta(days=3):%Y-%m-%d}"
             trigger_with_params(page, url, "rebuild_derived", {"day": future})
             refused = api.wait("rebuild_derived", at_least(2), "manual")[-1]
@@ -253,6 +247,12 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             assert states["plan_interval"] == "failed" and states["rebuild_interval"] != "success", states
             note_shown(page, url, "rebuild_derived", refused, f"rebuilds {future} into rebuild")
             shots.append(shoot(page, "7-future-day-refused"))
+
+            # 8. The scheduler dies: the watchdog starts it again within seconds, and says so.
+            killed = process.kill(airflow.pid_file("scheduler"))
+            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 30, "scheduler back")
+            assert airflow.running()["scheduler"]
+            assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
         finally:
             browser.close()
     print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")

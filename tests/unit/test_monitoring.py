@@ -153,3 +153,21 @@ def test_caught_up_means_past_the_backlog_even_while_the_load_goes_on(tmp_path):
     assert not check(), "planned is not committed"
     write_checkpoint(fs, root, 1, {"t": {"0": 120}})  # the load goes on: the stream never sees lag 0
     assert check()
+
+
+def test_maintenance_skips_a_scheduled_run_long_after_its_slot_but_never_one_asked_for():
+    import datetime as dt
+
+    from eo.runtime.maintenance import outside_window
+
+    slot = dt.datetime(2026, 11, 22, 3, tzinfo=dt.UTC)  # Sunday 03:00
+    assert outside_window("scheduled", slot, slot + dt.timedelta(minutes=5)) is None
+    assert outside_window("scheduled", slot, slot + dt.timedelta(hours=2)) is None
+    late = outside_window("scheduled", slot, slot + dt.timedelta(days=3, hours=11))  # unpaused on Wednesday
+    assert late == (
+        "a catch-up of the 2026-11-22 03:00 UTC slot, 83 h late (over 2 h): skipped; "
+        "trigger the DAG (or set force) to run it now"
+    )
+    assert outside_window("scheduled", slot, slot + dt.timedelta(days=3), force=True) is None
+    assert outside_window("manual", slot, slot + dt.timedelta(days=3)) is None
+    assert outside_window("backfill", slot, slot + dt.timedelta(days=3)) is None
