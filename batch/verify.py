@@ -138,11 +138,13 @@ def verify(
     intervals: list[Interval] | None = None,
     verdict_file: str | None = None,
     run_name: str | None = None,
+    rebuilt: list[Interval] | None = None,
 ) -> dict:
     """Compare the stream's tables with the rebuild's, over the event time of `intervals` (None:
     all) that was rebuilt (eo/runtime/coverage.py); the rest is reported as not rebuilt, never
-    as rows that disagree. `run_name` (the Airflow run id) names the validations in the Data Docs."""
-    rebuilt = rebuilt_intervals(settings)
+    as rows that disagree. `run_name` (the Airflow run id) names the validations in the Data Docs;
+    `rebuilt`: the coverage, when the caller has read it already."""
+    rebuilt = rebuilt_intervals(settings) if rebuilt is None else rebuilt
     compared, not_rebuilt = covered(intervals, rebuilt)
     if not compared:
         return _nothing_to_compare(settings, intervals, rebuilt, verdict_file)
@@ -265,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     if not covered(intervals, rebuilt)[0]:  # said without starting Spark
         verdict = _nothing_to_compare(settings, intervals, rebuilt, run_file)
     else:
-        verdict = verify(build_session("eo-verify", settings), settings, intervals, run_file, args.run_name)
+        spark = build_session("eo-verify", settings)
+        verdict = verify(spark, settings, intervals, run_file, args.run_name, rebuilt)
     print(describe(verdict), flush=True)
     if args.verdict_only:
         return 0

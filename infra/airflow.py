@@ -88,13 +88,9 @@ class AirflowService:
         """The project's PostgreSQL up, with Airflow's database in it (unless another is chosen)."""
         if os.environ.get("EO_AIRFLOW_DB_URL") or self.on_sqlite:
             return
-        import psycopg
-
         server = Postgres.default()
         server.start()
-        with psycopg.connect(server.dsn().rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
-                conn.execute(f"CREATE DATABASE {DATABASE}")
+        server.create_database(DATABASE)
 
     def env(self) -> dict[str, str]:
         venv_bin = str(Path(sys.executable).parent)

@@ -131,13 +131,14 @@ class Postgres:
         except psycopg.Error:
             return False
 
-    def _create_database(self) -> None:
+    def create_database(self, name: str = DATABASE) -> None:
+        """Create database `name` unless it exists (the server must be up)."""
         import psycopg
 
         admin = self.dsn().rsplit("/", 1)[0] + "/postgres"
         with psycopg.connect(admin, autocommit=True) as conn:
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
-                conn.execute(f"CREATE DATABASE {DATABASE}")
+            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                conn.execute(f"CREATE DATABASE {name}")
 
     def start(self, timeout: float = 60) -> bool:
         if self.running() and self.answers():
@@ -147,7 +148,7 @@ class Postgres:
         self._init()
         self._run([pg_bin("pg_ctl"), "-D", str(self.data_dir), "-l", str(self.home / "server.log"), "-w", "start"])
         process.wait_for(lambda: self.answers("postgres"), timeout, f"PostgreSQL on 127.0.0.1:{self.port}")
-        self._create_database()
+        self.create_database()
         return True
 
     def stop(self) -> bool:
