@@ -6,11 +6,13 @@ from the bronze log, with the same transformations the stream uses.
 
 - **Which day**: the `day` param when you give one (Trigger → `day` = 2026-11-20 rebuilds
   [2026-11-20, 2026-11-21) UTC; trigger the same day again as often as you like). Without it,
-  the run's data interval: a scheduled run at midnight, and a backfill's run for a date, cover
-  the day *before* that date, as Airflow's data intervals do (a run triggered without a logical
-  date: the day before it was triggered). A day in the future is refused. The run's note
-  ("rebuilds 2026-11-20 into rebuild"), the first line of every task log and `plan_interval`'s
-  return value say which.
+  the run's data interval: the scheduled run at midnight rebuilds the day that just ended, and
+  a backfill from 2026-11-20 to 2026-11-21 rebuilds those two days (a run triggered without a
+  logical date: the day before it was triggered). A day in the future is refused. The run's
+  note ("rebuilds 2026-11-20 into rebuild"), the first line of every task log and
+  `plan_interval`'s return value say which. Run ids are Airflow's: named after the moment a run
+  may start, the end of its day (`backfill__2026-11-21T00:00:00+00:00` rebuilds 2026-11-20);
+  read the note, or the logical date.
 - **Schedule**: daily, just after midnight UTC, for the day that ended.
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.

@@ -3,8 +3,13 @@
 - every run of rebuild_derived and verify_agreement gets a note saying which event time it
   covers ("rebuilds 2026-11-20 into rebuild"), shown in the runs list and the run's page,
   unless whoever triggered it wrote one;
+- a run that fails says so in its note, with the tasks that failed ("... · FAILED in
+  publish_data_docs: see its last log line"), so a red run stays visible in the runs list after
+  later green runs of other days;
 - the Great Expectations Data Docs are served by Airflow's API server at /data-docs/
-  (and linked as "Data Docs" in the UI's navigation), so task logs can link to them.
+  (and linked as "Data Docs" in the UI's navigation), so task logs can link to them;
+- the components the watchdog found dead and started again (infra/airflow.py) are listed at
+  /platform/restarts ("Component restarts" in the navigation).
 """
 
 from __future__ import annotations
@@ -18,8 +23,24 @@ from airflow.plugins_manager import AirflowPlugin
 log = logging.getLogger(__name__)
 
 
+def failed_note(note: str | None, failed_tasks: list[str]) -> str:
+    """The note of a run that failed: what it covers, then where to read why."""
+    where = f"FAILED in {', '.join(sorted(failed_tasks))}: see its last log line" if failed_tasks else "FAILED"
+    return f"{note} · {where}" if note else where
+
+
 class RunNotes:
-    """A listener: the scheduler calls it in its own session when a run starts."""
+    """A listener: the scheduler calls it in its own session when a run starts or fails."""
+
+    @hookimpl
+    def on_dag_run_failed(self, dag_run, msg: str) -> None:
+        if "FAILED" in (dag_run.note or ""):
+            return
+        try:
+            failed = [ti.task_id for ti in dag_run.task_instances if ti.state == "failed"]
+            dag_run.note = failed_note(dag_run.note, failed)
+        except Exception:  # a note is never worth a scheduler error
+            log.exception("could not mark run %s as failed in its note", dag_run.run_id)
 
     @hookimpl
     def on_dag_run_running(self, dag_run, msg: str) -> None:
@@ -61,10 +82,55 @@ def data_docs_app():
     return app
 
 
+def restarts_page(restarts: list[dict]) -> str:
+    """An HTML table of the watchdog's restarts, newest first."""
+    from html import escape
+
+    rows = "".join(
+        f"<tr><td>{escape(str(r.get('at')))}</td><td>{escape(str(r.get('component')))}</td>"
+        f"<td>{escape(str(r.get('pid')))}</td></tr>"
+        for r in reversed(restarts)
+    )
+    body = (
+        f"<table border=1 cellpadding=4><tr><th>at (UTC)</th><th>component</th><th>new pid</th></tr>{rows}</table>"
+        if restarts
+        else "<p>No component has died since Airflow was started.</p>"
+    )
+    return (
+        "<html><head><title>Component restarts</title></head><body style='font-family:sans-serif'>"
+        "<h2>Airflow components the watchdog started again</h2>"
+        f"<p>{len(restarts)} restart(s); make airflow-status shows the same.</p>{body}</body></html>"
+    )
+
+
+def platform_app():
+    """Pages about the platform's own Airflow: its components' restarts."""
+    import json
+    import os
+    from pathlib import Path
+
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse
+
+    app = FastAPI(title="Platform")
+
+    @app.get("/restarts", response_class=HTMLResponse)
+    def restarts() -> str:
+        log = Path(os.environ.get("AIRFLOW_HOME", ".")) / "restarts.jsonl"
+        lines = log.read_text().splitlines() if log.exists() else []
+        return restarts_page([json.loads(line) for line in lines if line.strip()])
+
+    return app
+
+
 class EffectivelyOncePlugin(AirflowPlugin):
     name = "effectively_once"
     listeners: ClassVar[list] = [RunNotes()]
-    fastapi_apps: ClassVar[list] = [{"app": data_docs_app(), "url_prefix": "/data-docs", "name": "Data Docs"}]
+    fastapi_apps: ClassVar[list] = [
+        {"app": data_docs_app(), "url_prefix": "/data-docs", "name": "Data Docs"},
+        {"app": platform_app(), "url_prefix": "/platform", "name": "Platform"},
+    ]
     external_views: ClassVar[list] = [
-        {"name": "Data Docs", "href": "/data-docs/index.html", "url_route": "data-docs", "destination": "nav"}
+        {"name": "Data Docs", "href": "/data-docs/index.html", "url_route": "data-docs", "destination": "nav"},
+        {"name": "Component restarts", "href": "/platform/restarts", "destination": "nav"},
     ]

@@ -1,9 +1,10 @@
 """The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a named
 day, let verification run on non-adjacent days, backfill two days of which one already has a run,
-then tamper with one gold row and read the failure in the Data Docs; kill the scheduler (the
-watchdog starts it again), verify a day nobody rebuilt (skipped, not failed) and try to rebuild
-a day in the future (refused). Each step asserts what the UI
-shows and keeps a screenshot under reports/e2e/. Everything started here is stopped here."""
+then tamper with one gold row and read the failure in the Data Docs (the red run says so in its
+note); verify a day nobody rebuilt (skipped, not failed), try to
+rebuild a day in the future (refused) and kill the scheduler (the watchdog starts it again, and
+"Component restarts" lists it). Each step asserts what the UI shows and keeps a screenshot under
+reports/e2e/. Everything started here is stopped here."""
 
 import datetime as dt
 import json
@@ -154,6 +155,7 @@ def tamper_one_row(spark, settings, day: dt.datetime) -> str:
     return victim.campaign_id
 
 
+@pytest.mark.timeout(1800)  # a walk of ~16 min on 2 cores, fixtures included
 def test_the_day_of_a_new_user(spark, airflow, walk_lake):
     from playwright.sync_api import sync_playwright
 
@@ -197,6 +199,12 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
                 again
             )
             assert all(r["state"] == "success" for r in again), again
+            # Airflow names a backfill run after its run_after, the end of its day: the logical
+            # date and the note say which day it rebuilt.
+            assert sorted((r["logical_date"][:10], r["note"]) for r in again) == [
+                (b, f"rebuilds {b} into rebuild"),
+                (y, f"rebuilds {y} into rebuild"),
+            ], again
             page.goto(f"{url}/dags/rebuild_derived/runs")
             page.get_by_text("Backfill").first.wait_for()
             shots.append(shoot(page, "3-backfill-runs"))
@@ -211,7 +219,9 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
                 page, url, "verify_agreement", {"interval": "2026-11-05T00:00:00Z/2026-11-06T00:00:00Z"}
             )
             failed = api.wait("verify_agreement", at_least(1), "manual")[-1]
-            assert failed["state"] == "failed" and failed["note"] == "verifies 2026-11-05", failed
+            # A red run stays red in the runs list: its note says so, and where to read why.
+            failed_note = "verifies 2026-11-05 · FAILED in publish_data_docs: see its last log line"
+            assert failed["state"] == "failed" and failed["note"] == failed_note, failed
             page.goto(f"{url}/data-docs/index.html")
             page.locator("td", has_text="campaign_minute_metrics: stream vs batch rebuild, 2026-11-05").first.wait_for()
             shots.append(shoot(page, "4-data-docs-index"))
@@ -245,7 +255,13 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             assert refused["state"] == "failed", refused
             states = api.task_states("rebuild_derived", refused["dag_run_id"])
             assert states["plan_interval"] == "failed" and states["rebuild_interval"] != "success", states
-            note_shown(page, url, "rebuild_derived", refused, f"rebuilds {future} into rebuild")
+            note_shown(
+                page,
+                url,
+                "rebuild_derived",
+                refused,
+                f"rebuilds {future} into rebuild · FAILED in plan_interval: see its last log line",
+            )
             shots.append(shoot(page, "7-future-day-refused"))
 
             # 8. The scheduler dies: the watchdog starts it again within seconds, and says so.
@@ -253,6 +269,10 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 30, "scheduler back")
             assert airflow.running()["scheduler"]
             assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
+            page.goto(f"{url}/platform/restarts")  # "Component restarts" in the navigation
+            page.get_by_text("1 restart(s)").wait_for()
+            assert page.get_by_role("cell", name="scheduler").count() == 1
+            shots.append(shoot(page, "8-scheduler-restarted"))
         finally:
             browser.close()
     print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")

@@ -49,3 +49,14 @@ def test_a_difference_names_its_column_and_key(spark, evidence):
     }
     assert "'c2'" in failed["expect_column_pair_values_to_be_equal(stream_revenue vs batch_revenue)"]["examples"][0]
     assert "'c3'" in failed["expect_column_values_to_be_in_set(in_stream)"]["examples"][0]
+
+
+def test_a_differing_pair_reads_stream_then_batch_as_its_description_says(spark, evidence):
+    stream = [("c2", AT, 3, Decimal("2.01"))]
+    batch = [("c2", AT, 3, Decimal("2.00"))]
+    assert not check(spark, evidence, "pair order", stream, batch)
+    (failed,) = [r for r in evidence.results if r["suite"] == "pair order" and not r["success"]]
+    example = failed["examples"][0]
+    assert example.index("2.01") < example.index("2.00"), example  # (stream, batch)
+    suite = expect.agreement(["revenue"], 1, "2026-11-20")
+    assert "(stream, batch)" in suite[-1].description and suite[-1].column_A == "stream_revenue"

@@ -83,6 +83,45 @@ def test_the_data_docs_are_served_and_linked(plugin, tmp_path, monkeypatch):
     monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))
     response = TestClient(plugin.data_docs_app()).get("/index.html")
     assert response.status_code == 200 and "docs" in response.text
-    (app,) = plugin.EffectivelyOncePlugin.fastapi_apps
-    assert app["url_prefix"] == "/data-docs"
+    assert "/data-docs" in {app["url_prefix"] for app in plugin.EffectivelyOncePlugin.fastapi_apps}
     assert plugin.EffectivelyOncePlugin.external_views[0]["href"] == "/data-docs/index.html"
+
+
+def test_a_failed_run_says_so_in_its_note_once_with_the_failed_tasks(plugin):
+    """A later green run of another day must not hide a red one: its note keeps the failure."""
+    run = a_run("verify_agreement", note="verifies 2026-11-05")
+    run.task_instances = [
+        SimpleNamespace(task_id="pick_interval", state="success"),
+        SimpleNamespace(task_id="verify", state="success"),
+        SimpleNamespace(task_id="publish_data_docs", state="failed"),
+    ]
+    notes = plugin.RunNotes()
+    notes.on_dag_run_failed(run, "task_failure")
+    assert run.note == "verifies 2026-11-05 · FAILED in publish_data_docs: see its last log line"
+    notes.on_dag_run_failed(run, "task_failure")  # a second report does not stack
+    assert run.note.count("FAILED") == 1
+    bare = a_run("lake_maintenance")
+    bare.task_instances = [
+        SimpleNamespace(task_id="vacuum", state="failed"),
+        SimpleNamespace(task_id="a", state="failed"),
+    ]
+    notes.on_dag_run_failed(bare, "task_failure")
+    assert bare.note == "FAILED in a, vacuum: see its last log line"
+    broken = a_run("rebuild_derived")  # no task instances to read: logged, never raised
+    notes.on_dag_run_failed(broken, "task_failure")
+    assert broken.note is None
+
+
+def test_the_watchdogs_restarts_are_listed_in_the_ui(plugin, tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setenv("AIRFLOW_HOME", str(tmp_path))
+    client = TestClient(plugin.platform_app())
+    assert "No component has died" in client.get("/restarts").text
+    (tmp_path / "restarts.jsonl").write_text(
+        '{"component": "scheduler", "at": "2026-11-26T03:00:00Z", "pid": 41}\n'
+        '{"component": "triggerer", "at": "2026-11-26T03:05:00Z", "pid": 42}\n'
+    )
+    page = client.get("/restarts").text
+    assert "2 restart(s)" in page and page.index("triggerer") < page.index("scheduler")  # newest first
+    assert any(v["href"] == "/platform/restarts" for v in plugin.EffectivelyOncePlugin.external_views)

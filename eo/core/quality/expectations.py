@@ -44,7 +44,12 @@ def agreement(values: Sequence[str], batch_rows: int, scope: str) -> list:
         ),
         *[
             gxe.ExpectColumnPairValuesToBeEqual(
-                column_A=f"{STREAM}{c}", column_B=f"{BATCH}{c}", ignore_row_if="either_value_is_missing"
+                column_A=f"{STREAM}{c}",
+                column_B=f"{BATCH}{c}",
+                ignore_row_if="either_value_is_missing",
+                # The Data Docs show a differing pair as an unlabelled tuple: say its order.
+                description=f"{c}: the stream's value equals the batch rebuild's, key by key "
+                f"(a differing pair reads (stream, batch))",
             )
             for c in values
         ],
