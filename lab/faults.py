@@ -22,6 +22,8 @@ from eo.runtime.hooks import Hooks
 from lab.weak_sinks import weaker_sinks
 
 POINTS = (
+    "events.after_files_written",  # the batch's tasks wrote its files, no table names them yet
+    "events.after_bronze_commit",  # bronze committed, the other tables maybe not
     "events.after_delta_commit",  # every Delta table committed, streaming commit log not yet written
     "sink.exactly-once.before_commit",  # inside the PostgreSQL transaction, before COMMIT
     "sink.exactly-once.after_commit",  # committed, Spark has not recorded the batch

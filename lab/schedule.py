@@ -13,6 +13,8 @@ HOOKS = (
     "sink.exactly-once.before_commit",
     "sink.exactly-once.after_commit",
     "events.after_delta_commit",
+    "events.after_files_written",
+    "events.after_bronze_commit",
 )
 
 

@@ -1,8 +1,8 @@
 """One micro-batch of the streaming query: its rows (streaming/plan.py) committed to every table.
 
-    B rows -> bronze         (append)
-    Q rows -> quarantine     (append)
-    E rows -> silver         (append)
+    B rows -> bronze         (files written by the batch's tasks, appended by the driver)
+    Q rows -> quarantine     (likewise)
+    E rows -> silver         (likewise)
     E + U  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
     E      -> user_sessions  (the stored sessions the new events reach, merged with them)
 
@@ -10,10 +10,11 @@ Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this 
 the batch's position, a replay after a crash skips what was committed, and a stale instance
 cannot commit at all. The five commits are independent, so they run at once.
 
-The rows reach Python as one Arrow table (one Spark job for the whole batch: the reading and
-the engine state run in it). The gold arithmetic runs on Arrow, with the same functions the
-batch rebuild uses (eo/core/transforms/); delta-rs commits in milliseconds where a Spark MERGE
-costs seconds on this machine (docs/hot-path.md).
+One Spark job runs the whole batch: the reading, the engine state, and the writing of the append
+tables' files by its tasks (streaming/task_writes.py). The driver receives their add actions and
+the E and U rows gold needs, never the raw records. The gold arithmetic runs on Arrow, with the
+same functions the batch rebuild uses (eo/core/transforms/); delta-rs commits in milliseconds
+where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
 fail (streaming/poison.py): they are recorded as poison and the query is restarted, so that
@@ -33,18 +34,19 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyspark.sql import DataFrame
 
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, INGEST_BATCH, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import METRIC_KEY, minute_metrics
 from eo.core.transforms.sessions import GAP, SESSION_KEY, updated_sessions
 from eo.runtime import commits
 from eo.runtime.commits import Txn
 from eo.runtime.config import Settings
+from eo.runtime.data_files import add_actions
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Fence
 from eo.runtime.hooks import hooks
 from eo.runtime.reading import classify_records
 from eo.runtime.sinks.postgres import PostgresSink
-from streaming import poison
+from streaming import poison, task_writes
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
 WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
@@ -72,26 +74,6 @@ class StepTimer:
         return f"{time.monotonic() - self.started:.2f} s: {laps}"
 
 
-@dataclass(frozen=True)
-class Parts:
-    """A micro-batch's rows by kind."""
-
-    bronze: pa.Table
-    quarantine: pa.Table
-    events: pa.Table
-    users: pa.Table
-
-    @classmethod
-    def of(cls, rows: pa.Table) -> Parts:
-        kind = rows["_kind"]
-        return cls(*(rows.filter(pc.equal(kind, k)) for k in ("B", "Q", "E", "U")))
-
-    @property
-    def duplicates(self) -> int:
-        """Valid records whose event was already accepted (in this batch or before)."""
-        return self.bronze.num_rows - self.quarantine.num_rows - self.events.num_rows
-
-
 def _dates(column: pa.ChunkedArray) -> str:
     return ", ".join(f"'{d}'" for d in sorted({str(d) for d in pc.unique(column).to_pylist()}))
 
@@ -111,6 +93,7 @@ class MicroBatch:
 
     def __post_init__(self) -> None:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
+        self.targets = task_writes.targets(self.settings, {name: t.schema() for name, t in self.tables.items()})
         self.records = 0  # Kafka records this instance has committed, for progress lines
 
     def txn(self, batch_id: int) -> Txn:
@@ -121,18 +104,20 @@ class MicroBatch:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self.fence.check()
         timer = StepTimer()
-        try:
-            rows = batch.toArrow()  # the whole micro-batch in one Spark job: reading, engine state
+        txn = self.txn(batch_id)
+        try:  # one Spark job: reading, engine state, and the append tables' files
+            written = task_writes.write_in_tasks(batch, self.settings, self.targets, txn.version, str(txn.version))
         except Exception as exc:
             if not poison.may_be_data(exc):
                 raise
             self.isolate(batch, batch_id, exc)
-        timer.lap("read")
-        parts = Parts.of(rows)
-        increments = minute_metrics(parts.events, parts.users)
-        self.commit(parts, increments, self.txn(batch_id), timer)
+        timer.lap("read+write")
+        hooks().point("events.after_files_written")  # files on storage, no table names them yet
+        increments = minute_metrics(written.events, written.users)
+        self.commit(written, increments, txn, timer)
         hooks().point("events.after_delta_commit")
-        self.records += parts.bronze.num_rows
+        bronze_rows = written.rows[BRONZE.name]
+        self.records += bronze_rows
         if self.sinks and increments.num_rows:
             delivered = increments.select([*METRIC_KEY, "events", "revenue"]).to_pylist()
             for sink in self.sinks:
@@ -140,24 +125,29 @@ class MicroBatch:
             timer.lap("postgres")
         if self.log_progress:
             print(
-                f"[events] batch {batch_id}: {parts.bronze.num_rows} records -> quarantine "
-                f"{parts.quarantine.num_rows}, silver +{parts.events.num_rows}, duplicates {parts.duplicates}, "
+                f"[events] batch {batch_id}: {bronze_rows} records -> quarantine {written.rows[QUARANTINE.name]}, "
+                f"silver +{written.rows[SILVER.name]}, duplicates {written.duplicates}, "
                 f"metrics {increments.num_rows} keys ({timer})",
                 flush=True,
             )
 
-    def commit(self, parts: Parts, increments: pa.Table, txn: Txn, timer: StepTimer) -> None:
+    def commit(self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer) -> None:
         """The five commits at once; the first error, if any, is raised once all have ended."""
-        t = self.tables
         work = {
-            "bronze": lambda: commits.append(t[BRONZE.name], ingested(parts.bronze, txn), txn),
-            "quarantine": lambda: commits.append(t[QUARANTINE.name], parts.quarantine, txn),
-            "silver": lambda: commits.append(t[SILVER.name], parts.events, txn),
+            **{name: self.appender(name, written, txn) for name in written.actions},
             "metrics": lambda: self.add_metrics(increments, txn),
-            "sessions": lambda: self.merge_sessions(parts.events, txn),
+            "sessions": lambda: self.merge_sessions(written.events, txn),
         }
         all_at_once(work)
         timer.lap("commit")
+
+    def appender(self, name: str, written: task_writes.Written, txn: Txn) -> Callable[[], bool]:
+        def append() -> bool:
+            committed = commits.append_files(self.tables[name], add_actions(written.actions[name]), txn)
+            hooks().point(f"events.after_{name}_commit")  # a kill here: some tables committed, not others
+            return committed
+
+        return append
 
     def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
         where = f"t.window_date IN ({_dates(increments['window_date'])})" if increments.num_rows else None
@@ -203,13 +193,6 @@ class MicroBatch:
         where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
         print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
         raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")
-
-
-def ingested(bronze: pa.Table, txn: Txn) -> pa.Table:
-    """Bronze's rows marked with the micro-batch that ingests them: its commit version, which only
-    grows from one batch to the next (a replay that is skipped keeps the first commit's mark)."""
-    mark = pa.repeat(pa.scalar(txn.version, pa.int64()), bronze.num_rows)
-    return bronze.set_column(bronze.schema.get_field_index(INGEST_BATCH), INGEST_BATCH, mark)
 
 
 def all_at_once(work: dict[str, Callable[[], object]]) -> None:

@@ -124,6 +124,22 @@ def append(table: Table, rows: pa.Table, txn: Txn) -> bool:
     return True
 
 
+def append_files(table: Table, actions: list, txn: Txn) -> bool:
+    """Commit files that tasks already wrote (their delta-rs add actions, eo/runtime/data_files.py)
+    as one append: only metadata moves here. None: an empty commit that still records the batch."""
+    if not should_commit(table, txn):
+        return False
+    current = table.current
+    current.create_write_transaction(
+        actions,
+        mode="append",
+        schema=current.schema(),
+        partition_by=current.metadata().partition_columns or None,
+        commit_properties=_properties(txn),
+    )
+    return True
+
+
 def _on(key: Sequence[str], partition_filter: str | None) -> str:
     condition = " AND ".join(f"t.{k} = s.{k}" for k in key)
     return f"{condition} AND {partition_filter}" if partition_filter else condition

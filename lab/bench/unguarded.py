@@ -4,16 +4,16 @@
 
 The same Kafka read (streaming/plan.py `kafka_records`) and the same strict reading (eo/runtime/reading.py
 `classify_records`, as streaming/plan.py `events_plan` calls it, poison list included) as the
-streaming job, until caught up (availableNow); each micro-batch reaches Python as one Arrow
-table in one Spark job, as in the job, and then:
+streaming job, until caught up (availableNow); each micro-batch is one Spark job whose tasks
+write the append tables' files, as in the job (streaming/task_writes.py), and then:
 
 - no engine dedup state: every valid copy of an event is appended to silver;
-- no transaction ids, fencing or claims: plain delta-rs appends, the five at once as the job does;
+- no transaction ids, fencing or claims: plain delta-rs commits, the five at once as the job does;
 - gold: each batch's own partial aggregates (minute_metrics and sessionize of the batch's events,
   eo/core/transforms/), appended. A duplicate or a replayed batch is counted twice, and windows
   and sessions that span batches are split: gold is NOT exact.
 
-It runs on the stream's own seams (the plan's `aligned`, the micro-batch's `Parts` and `all_at_once`,
+It runs on the stream's own seams (the plan's `aligned`, the tasks' writes, the micro-batch's `all_at_once`,
 the query's `write_catch_up`), so only what it leaves out differs. Writes
 `<reports_root>/streaming/last-catch-up.json` {seconds, records} like `streaming run --until-caught-up`,
 with seconds from when its session and tables are ready.
@@ -33,11 +33,12 @@ from eo.core.transforms.metrics import minute_metrics, user_tuples, window_start
 from eo.core.transforms.sessions import as_intervals, sessionize
 from eo.runtime.commits import conform
 from eo.runtime.config import Settings, load_settings
+from eo.runtime.data_files import add_actions
 from eo.runtime.environment import environment
 from eo.runtime.reading import classify_records
 from eo.runtime.spark import build_session
-from streaming import poison
-from streaming.microbatch import Parts, StepTimer, all_at_once
+from streaming import poison, task_writes
+from streaming.microbatch import StepTimer, all_at_once
 from streaming.plan import Source, aligned, kafka_records
 from streaming.query import write_catch_up
 from streaming.takeover import prepare
@@ -60,6 +61,8 @@ class UnguardedBatch:
     def __init__(self, settings: Settings) -> None:
         names = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
         self.tables = {t.name: environment(settings).table(t.name) for t in names}
+        self.settings = settings
+        self.targets = task_writes.targets(settings, {name: t.schema() for name, t in self.tables.items()})
         self.records = 0
 
     def append(self, name: str, rows: pa.Table) -> None:
@@ -68,15 +71,20 @@ class UnguardedBatch:
         table = self.tables[name]
         write_deltalake(table.current, conform(rows, table.schema()), mode="append")
 
+    def append_files(self, name: str, actions: list[dict]) -> None:
+        current = self.tables[name].refresh()
+        partitions = current.metadata().partition_columns or None
+        current.create_write_transaction(
+            add_actions(actions), mode="append", schema=current.schema(), partition_by=partitions
+        )
+
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         timer = StepTimer()
-        parts = Parts.of(batch.toArrow())
-        timer.lap("read")
-        events = parts.events
+        written = task_writes.write_in_tasks(batch, self.settings, self.targets, None, f"u{batch_id}")
+        timer.lap("read+write")
+        events = written.events
         work = {
-            BRONZE.name: lambda: self.append(BRONZE.name, parts.bronze),
-            QUARANTINE.name: lambda: self.append(QUARANTINE.name, parts.quarantine),
-            SILVER.name: lambda: self.append(SILVER.name, events),
+            **{name: (lambda name=name: self.append_files(name, written.actions[name])) for name in written.actions},
             CAMPAIGN_MINUTE_METRICS.name: lambda: self.append(
                 CAMPAIGN_MINUTE_METRICS.name, minute_metrics(events, user_tuples(events))
             ),
@@ -84,10 +92,10 @@ class UnguardedBatch:
         }
         all_at_once(work)
         timer.lap("commit")
-        self.records += parts.bronze.num_rows
+        self.records += written.rows[BRONZE.name]
         print(
-            f"[{QUERY}] batch {batch_id}: {parts.bronze.num_rows} records -> quarantine {parts.quarantine.num_rows}, "
-            f"silver +{events.num_rows} ({timer})",
+            f"[{QUERY}] batch {batch_id}: {written.rows[BRONZE.name]} records -> quarantine "
+            f"{written.rows[QUARANTINE.name]}, silver +{events.num_rows} ({timer})",
             flush=True,
         )
 

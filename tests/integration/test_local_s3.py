@@ -81,3 +81,23 @@ def test_vacuum_is_refused_while_a_stream_on_s3_lags_behind(local_s3):
     assert done.returncode == 2, done.stderr
     assert "refusing VACUUM with 168 h retention" in done.stderr
     assert "current lag of the lake's readers + margin 324 h" in done.stderr
+
+
+def test_files_a_task_writes_to_the_bucket_are_committed_as_metadata(local_s3):
+    """What a stream task does on object storage (streaming/task_writes.py): Parquet written
+    through the environment's filesystem, then one delta-rs commit of their add actions."""
+    import datetime as dt
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from eo.runtime import commits, data_files
+
+    settings, _ = local_s3
+    env = environment(settings)
+    table = env.table("silver")
+    rows = pa.table({"event_id": ["a", "b"], "event_date": [dt.date(2026, 11, 5), dt.date(2026, 11, 6)], "n": [1, 2]})
+    write_deltalake(table.uri, rows.slice(0, 0), partition_by=["event_date"], storage_options=table.storage_options)
+    files = data_files.write_files(env.arrow_filesystem(table.uri), rows, ["event_date"], "1-00000-1")
+    assert commits.append_files(table, data_files.add_actions(files), commits.Txn("app", 0, 1))
+    assert sorted(table.refresh().to_pyarrow_table().column("event_id").to_pylist()) == ["a", "b"]

@@ -115,6 +115,7 @@ def test_an_error_that_is_not_the_datas_stops_the_stream(spark, lake, monkeypatc
     monkeypatch.setattr(hooks, "_installed", FaultHooks(poison=MARKER))
     rows = lake_with_poison(spark, lake)
     lake_without_silver = lake.with_overrides(tables={**lake.tables, SILVER.name: "nowhere/silver"})
-    with pytest.raises(Exception, match=r"not a Delta table|No files in log segment|TableNotFound|not found"):
+    missing = r"not a Delta table|No files in log segment|TableNotFound|not found|does not exist"
+    with pytest.raises(Exception, match=missing):
         stream(spark, lake_without_silver, [rows[:2]])
     assert poison.read_record(lake)["records"] == 0

@@ -1,0 +1,134 @@
+"""Delta data files written where the rows are (a Spark task), committed later as metadata.
+
+A task writes its rows of a table as Parquet files under the table's folder and returns one
+add action per file (path, size, partition values, statistics). The driver commits the actions
+of all tasks in one delta-rs transaction (eo/runtime/commits.py `append_files`). A file no
+commit names is not part of the table: the files of a batch killed before its commit, or of
+a task attempt that lost, are never read, and VACUUM removes them.
+
+Names carry the batch's commit version, the task attempt and a random part, so no attempt can
+overwrite a file another attempt reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import re
+import time
+import uuid
+from collections.abc import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+# One add action, as a task returns it (a row of Arrow: it travels back through Spark).
+ACTION_FIELDS = (
+    ("path", pa.string()),
+    ("size", pa.int64()),
+    ("partition_values", pa.string()),  # JSON: {"event_date": "2026-11-05"}
+    ("stats", pa.string()),  # Delta's per-file statistics, JSON
+    ("rows", pa.int64()),
+)
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+STRING_STATS = 32  # characters of a string min/max kept, as Delta's writers do
+
+
+def file_stats(metadata: pq.FileMetaData, schema: pa.Schema) -> str:
+    """Delta's statistics of one Parquet file (numRecords, minValues, maxValues, nullCount), in
+    the encoding delta-rs writes: Spark and delta-rs skip files by them."""
+    stats: dict = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
+    groups = [metadata.row_group(i) for i in range(metadata.num_row_groups) if metadata.row_group(i).num_rows]
+    for index, name in enumerate(metadata.schema.names):
+        found = [g.column(index).statistics for g in groups]
+        if not found or not all(s is not None and s.has_null_count for s in found):
+            continue
+        stats["nullCount"][name] = sum(s.null_count for s in found)
+        kind = schema.field(name).type
+        if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            continue
+        bounded = [s for s in found if s.has_min_max]
+        if not bounded:
+            continue
+        low, high = min(s.min for s in bounded), max(s.max for s in bounded)
+        stats["minValues"][name] = _json_value(low[:STRING_STATS] if isinstance(low, str) else low)
+        if not (isinstance(high, str) and len(high) > STRING_STATS):  # a cut max is no upper bound
+            stats["maxValues"][name] = _json_value(high)
+    return json.dumps(stats)
+
+
+def _json_value(value):
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    return value
+
+
+def _partition_value(value) -> str | None:
+    if value is None:
+        return None
+    text = value.isoformat() if isinstance(value, dt.date) else str(value)
+    if not DATE.match(text):  # paths are URIs: only plain dates need no escaping (every partition here)
+        raise ValueError(f"unsupported partition value {text!r}: only dates are written by tasks")
+    return text
+
+
+def _groups(rows: pa.Table, partition_by: Sequence[str]):
+    """(partition values, rows without the partition columns) per distinct partition."""
+    if not partition_by:
+        yield {}, rows
+        return
+    keys = rows.select(list(partition_by)).group_by(list(partition_by)).aggregate([])
+    data = rows.drop_columns(list(partition_by))
+    for key in keys.to_pylist():
+        mask = None
+        for column, value in key.items():
+            here = pc.is_null(rows[column]) if value is None else pc.equal(rows[column], pa.scalar(value))
+            mask = here if mask is None else pc.and_(mask, here)
+        yield {c: _partition_value(v) for c, v in key.items()}, data.filter(mask)
+
+
+def write_files(filesystem, rows: pa.Table, partition_by: Sequence[str], tag: str) -> list[dict]:
+    """Write `rows` (already in the table's schema) under the table's root, one file per
+    partition; return their add actions (ACTION_FIELDS). `filesystem` is rooted at the table."""
+    actions = []
+    for index, (values, part) in enumerate(_groups(rows, partition_by)):
+        folder = "".join(f"{c}={'__HIVE_DEFAULT_PARTITION__' if v is None else v}/" for c, v in values.items())
+        path = f"{folder}part-{tag}-{index:03d}-{uuid.uuid4().hex[:12]}.c000.snappy.parquet"
+        if folder:
+            filesystem.create_dir(folder.rstrip("/"), recursive=True)
+        collected: list = []
+        pq.write_table(part, path, filesystem=filesystem, compression="snappy", metadata_collector=collected)
+        actions.append(
+            {
+                "path": path,
+                "size": filesystem.get_file_info(path).size,
+                "partition_values": json.dumps(values),
+                "stats": file_stats(collected[0], part.schema),
+                "rows": part.num_rows,
+            }
+        )
+    return actions
+
+
+def add_actions(actions: list[dict]) -> list:
+    """delta-rs add actions of the files tasks wrote (data_change: these are new rows)."""
+    from deltalake.transaction import AddAction
+
+    now = int(time.time() * 1000)
+    return [
+        AddAction(
+            path=a["path"],
+            size=a["size"],
+            partition_values=json.loads(a["partition_values"]),
+            modification_time=now,
+            data_change=True,
+            stats=a["stats"],
+        )
+        for a in actions
+    ]

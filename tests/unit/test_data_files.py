@@ -1,0 +1,105 @@
+"""Files written by a task, committed by the driver as metadata (eo/runtime/data_files.py,
+commits.append_files): the table reads as if delta-rs had written the rows itself."""
+
+import datetime as dt
+import decimal
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyarrow import fs
+
+from eo.runtime import commits, data_files
+from eo.runtime.fencing import Fenced
+
+pytestmark = pytest.mark.unit
+
+UTC = dt.UTC
+SCHEMA = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("event_time", pa.timestamp("us", tz="UTC")),
+        ("event_date", pa.date32()),
+        ("price", pa.decimal128(10, 2)),
+        ("value", pa.binary()),
+    ]
+)
+ROWS = pa.table(
+    {
+        "event_id": ["a", "b", "c" * 40, "d"],
+        "event_time": [dt.datetime(2026, 11, 5, 1, tzinfo=UTC), dt.datetime(2026, 11, 6, 2, tzinfo=UTC), None, None],
+        "event_date": [dt.date(2026, 11, 5), dt.date(2026, 11, 6), None, dt.date(2026, 11, 5)],
+        "price": [decimal.Decimal("1.50"), None, decimal.Decimal("2.25"), decimal.Decimal("0.10")],
+        "value": [b"x", b"y", b"z", None],
+    },
+    schema=SCHEMA,
+)
+
+
+def empty_table(path) -> commits.Table:
+    write_deltalake(str(path), ROWS.slice(0, 0), partition_by=["event_date"])
+    return commits.Table(str(path))
+
+
+def write(path, rows=ROWS, tag="1-00000-7") -> list:
+    return data_files.add_actions(
+        data_files.write_files(fs.SubTreeFileSystem(str(path), fs.LocalFileSystem()), rows, ["event_date"], tag)
+    )
+
+
+def stats_by_partition(table: DeltaTable) -> dict:
+    rows = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+    keep = (
+        "num_records",
+        "min.event_time",
+        "max.event_time",
+        "min.price",
+        "max.price",
+        "null_count.price",
+    )
+    return {str(r["partition.event_date"]): {k: r[k] for k in keep} for r in rows}
+
+
+def test_committed_files_read_as_delta_rs_own_writes_with_the_same_statistics(tmp_path):
+    write_deltalake(str(tmp_path / "reference"), ROWS, partition_by=["event_date"])
+    table = empty_table(tmp_path / "tasks")
+    assert commits.append_files(table, write(tmp_path / "tasks"), commits.Txn("app", 0, 1))
+    ours, reference = DeltaTable(str(tmp_path / "tasks")), DeltaTable(str(tmp_path / "reference"))
+    assert (
+        pa.table(ours.to_pyarrow_table())
+        .sort_by("event_id")
+        .equals(pa.table(reference.to_pyarrow_table()).sort_by("event_id"))
+    )
+    assert stats_by_partition(ours) == stats_by_partition(reference)  # files skipped alike
+    assert sorted(ours.partitions(), key=str) == sorted(reference.partitions(), key=str)
+    flat = pa.table(ours.get_add_actions(flatten=True)).to_pylist()
+    (cut,) = [r for r in flat if r["partition.event_date"] is None]
+    assert cut["min.event_id"] == "c" * 32 and cut["max.event_id"] is None  # a cut string is no upper bound
+
+
+def test_a_replay_commits_nothing_and_files_no_commit_names_are_never_read(tmp_path):
+    table = empty_table(tmp_path / "t")
+    first = write(tmp_path / "t")
+    assert commits.append_files(table, first, commits.Txn("app", 0, 1))
+    # The batch again after a crash: its files are written anew, the commit is skipped.
+    assert not commits.append_files(table, write(tmp_path / "t", tag="1-00000-9"), commits.Txn("app", 0, 1))
+    # A killed batch: files on disk, no commit.
+    write(tmp_path / "t", tag="2-00000-11")
+    assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().num_rows == ROWS.num_rows
+    assert len(list((tmp_path / "t").rglob("*.parquet"))) == 3 * len(first)
+    assert DeltaTable(str(tmp_path / "t")).transaction_version("app") == commits.Txn("app", 0, 1).version
+
+
+def test_an_empty_batch_still_records_its_position_and_a_newer_epoch_fences(tmp_path):
+    table = empty_table(tmp_path / "t")
+    assert commits.append_files(table, [], commits.Txn("app", 0, 1))
+    assert DeltaTable(str(tmp_path / "t")).transaction_version("app") == commits.Txn("app", 0, 1).version
+    assert commits.append_files(table, write(tmp_path / "t"), commits.Txn("app", 1, 2))
+    with pytest.raises(Fenced):
+        commits.append_files(table, write(tmp_path / "t"), commits.Txn("app", 0, 3))
+
+
+def test_only_dates_partition_files_written_by_tasks(tmp_path):
+    rows = pa.table({"k": ["a b/c"], "v": [1]})
+    with pytest.raises(ValueError, match="only dates"):
+        data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), rows, ["k"], "t")

@@ -1,0 +1,60 @@
+"""The append tables' files are written by the micro-batch's tasks and committed by the driver
+(streaming/task_writes.py): a crash after the files are written, or after some tables are
+committed and not others, leaves each record once in every table, and stream == rebuild."""
+
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+
+from batch.rebuild import rebuild
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
+from eo.runtime.hooks import Hooks, install
+from tests.helpers import event, micro_batch, prepare_lake, records, sorted_rows, stream
+
+pytestmark = [pytest.mark.unit, pytest.mark.slow]
+
+PAYLOADS = [
+    event("a", 0, user="u1"),
+    event("b", 1, user="u2", kind="purchase", price="2.50"),
+    event("a", 0, user="u1"),  # a copy
+    "{broken",
+]
+
+
+class CrashOnce(Hooks):
+    """The driver dies at `where`, once: what a kill there leaves behind, in this process."""
+
+    def __init__(self, where: str) -> None:
+        self.where, self.fired = where, False
+
+    def point(self, name: str) -> None:
+        if name == self.where and not self.fired:
+            self.fired = True
+            raise RuntimeError(f"crash at {name}")
+
+
+def files_on_disk(settings, table) -> set[str]:
+    return {p.name for p in Path(settings.table_path(table.name)).rglob("*.parquet")}
+
+
+@pytest.mark.parametrize("where", ["events.after_files_written", "events.after_bronze_commit"])
+def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark, lake, where):
+    prepare_lake(spark, lake)
+    batch = micro_batch(lake, log_progress=False)
+    previous = install(CrashOnce(where))
+    try:
+        with pytest.raises(Exception, match="crash at"):
+            stream(spark, lake, [records(PAYLOADS)], batch)
+        stream(spark, lake, [[]], batch)  # the restart replays the batch
+    finally:
+        install(previous)
+    assert len(sorted_rows(spark, lake, BRONZE)) == len(PAYLOADS)
+    assert [r.event_id for r in sorted_rows(spark, lake, SILVER)] == ["a", "b"]
+    assert len(sorted_rows(spark, lake, QUARANTINE)) == 1
+    # One attempt's bronze files are on disk, and no commit names them: never read.
+    committed = {Path(uri).name for uri in DeltaTable(lake.table_path(BRONZE.name)).file_uris()}
+    assert files_on_disk(lake, BRONZE) - committed
+    rebuild(spark, lake)
+    for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
+        assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
