@@ -129,15 +129,20 @@ def append_files(table: Table, actions: list, txn: Txn) -> bool:
     as one append: only metadata moves here. None: an empty commit that still records the batch."""
     if not should_commit(table, txn):
         return False
-    current = table.current
+    commit_files(table.current, actions, _properties(txn))
+    return True
+
+
+def commit_files(current, actions: list, commit_properties=None) -> None:
+    """One delta-rs append of already-written files to `current` (a DeltaTable), with or without
+    a transaction id (the lab's unguarded baseline has none)."""
     current.create_write_transaction(
         actions,
         mode="append",
         schema=current.schema(),
         partition_by=current.metadata().partition_columns or None,
-        commit_properties=_properties(txn),
+        commit_properties=commit_properties,
     )
-    return True
 
 
 def _on(key: Sequence[str], partition_filter: str | None) -> str:

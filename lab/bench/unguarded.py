@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, RECORD_COLUMNS, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import minute_metrics, user_tuples, window_start_column
 from eo.core.transforms.sessions import as_intervals, sessionize
-from eo.runtime.commits import conform
+from eo.runtime.commits import commit_files, conform
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.data_files import add_actions
 from eo.runtime.environment import environment
@@ -72,11 +72,7 @@ class UnguardedBatch:
         write_deltalake(table.current, conform(rows, table.schema()), mode="append")
 
     def append_files(self, name: str, actions: list[dict]) -> None:
-        current = self.tables[name].refresh()
-        partitions = current.metadata().partition_columns or None
-        current.create_write_transaction(
-            add_actions(actions), mode="append", schema=current.schema(), partition_by=partitions
-        )
+        commit_files(self.tables[name].refresh(), add_actions(actions))
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         timer = StepTimer()
