@@ -116,7 +116,7 @@ class Bench:
 
     # -- phases ------------------------------------------------------------------------------
     def ysb(self) -> None:
-        from lab.bench import flink, ysb
+        from lab.bench import ysb
         from lab.bench.synthetic import ysb_records
 
         p = self.profile
@@ -131,15 +131,19 @@ class Bench:
             runs.append(run)
         self.metrics["ysb_raw_spark_events_per_s"] = runs[0]["events_per_s"]
         self.metrics["ysb_exactly_once_events_per_s"] = runs[1]["events_per_s"]
+        short = None
         try:
-            bootstrap, folder = settings.kafka_bootstrap, self.work / "flink"
-            run = flink.run_ysb_flink(bootstrap, settings.topic, ysb.ad_rows(), folder, self.log)
-            # The bounded source reads the topic from its start to its end offsets: that many events.
-            run.update(system="pyflink-exactly-once", events=sum(end_offsets(settings).values()))
-            run["events_per_s"] = round(run["events"] / run["seconds"]) if run["seconds"] else None
-            self.log(f"   pyflink: {run['events']:,} events in {run['seconds']} s = {run['events_per_s']:,}/s")
-            self.metrics["ysb_pyflink_events_per_s"] = run["events_per_s"]
+            run = self.ysb_flink(settings, "flink")
             runs.append(run)
+            if not ysb.compare_counts(runs)["agree"] and ysb.compare_counts(runs[:2])["agree"]:
+                # Once in many runs PyFlink committed about half the views (CI, 11-25): the two Spark
+                # systems agree, so the reference is what is short. Say so, and run it once more.
+                views = {k: sum(r["counts"].values()) for k, r in zip(("spark", "pyflink"), runs[1:], strict=True)}
+                short = {**views, "uncommitted_rows": run["uncommitted_rows"]}
+                left = run["uncommitted_rows"]
+                self.log(f"   pyflink is short ({views['pyflink']:,} of {views['spark']:,} views; "
+                         f"{left:,} rows left in uncommitted files): running it once more")  # fmt: skip
+                runs[-1] = self.ysb_flink(settings, "flink-again")
         finally:
             agreement = ysb.compare_counts(runs)
             self.log(f"   counts agree across {len(runs)} systems: {agreement['agree']} {agreement}")
@@ -147,9 +151,21 @@ class Bench:
                 "events": p.ysb_events,
                 "runs": [{k: v for k, v in r.items() if k != "counts"} for r in runs],
                 "agreement": agreement,
+                "pyflink_first_run_short": short,
             }
         if not agreement["agree"]:
             raise RuntimeError(f"YSB counts differ between systems: {agreement['disagreeing_windows']}")
+
+    def ysb_flink(self, settings: Settings, folder: str) -> dict:
+        from lab.bench import flink, ysb
+
+        run = flink.run_ysb_flink(settings.kafka_bootstrap, settings.topic, ysb.ad_rows(), self.work / folder, self.log)
+        # The bounded source reads the topic from its start to its end offsets: that many events.
+        run.update(system="pyflink-exactly-once", events=sum(end_offsets(settings).values()))
+        run["events_per_s"] = round(run["events"] / run["seconds"]) if run["seconds"] else None
+        self.log(f"   pyflink: {run['events']:,} events in {run['seconds']} s = {run['events_per_s']:,}/s")
+        self.metrics["ysb_pyflink_events_per_s"] = run["events_per_s"]
+        return run
 
     def pipeline(self) -> None:
         from lab.bench.pipeline import CATCH_UP_JOBS, catch_up

@@ -164,6 +164,9 @@ def summary_markdown(result: dict) -> str:
     if ysb:
         agree = f"{ysb['agree']} ({ysb['windows']:,} windows, {ysb['views']:,} views)"
         lines.append(f"| YSB counts agree across the systems | {agree} |")
+    if short := result.get("ysb", {}).get("pyflink_first_run_short"):
+        first = f"{short['pyflink']:,} of {short['spark']:,} views, {short['uncommitted_rows']:,} rows uncommitted"
+        lines.append(f"| PyFlink's first run was short, so it ran twice | {first} |")
     lines += _sustained_lines(result)
     lines += _profile_lines(result)
     lines += ["", "## How it is measured", "", *[f"- {text}" for text in METHODS]]

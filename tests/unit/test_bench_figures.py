@@ -49,6 +49,16 @@ def test_counts_must_agree_window_by_window():
 
 
 # -- targets ---------------------------------------------------------------------------------
+def test_pyflink_counts_read_committed_files_only_and_uncommitted_rows_are_counted(tmp_path):
+    from lab.bench.flink import read_counts, uncommitted_rows
+
+    (tmp_path / "part-0-0").write_text("c000,1000,3\nc000,1000,2\nc001,1000,4\n")
+    (tmp_path / ".part-1-0.inprogress.abc").write_text("c000,1000,7\nc002,1000,1\n")
+    (tmp_path / ".part-0-0.crc").write_bytes(b"\x00\x01")
+    assert read_counts(tmp_path) == {("c000", 1000): 5, ("c001", 1000): 4}
+    assert uncommitted_rows(tmp_path) == 2
+
+
 def test_targets_compare_with_constants_and_other_metrics():
     rows = target_rows(
         {
