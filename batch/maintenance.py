@@ -33,10 +33,16 @@ def optimize(spark, settings: Settings) -> None:
         )
 
 
+def vacuum_table(spark, path: str, retention_hours: float) -> None:
+    """Delete the files no version of the last `retention_hours` needs: the session must honour
+    RETAIN (eo/runtime/spark.py sets Delta's retentionWindowIgnore off)."""
+    spark.sql(f"VACUUM delta.`{path}` RETAIN {retention_hours} HOURS")
+
+
 def vacuum(spark, settings: Settings, retention_hours: float) -> None:
     for name in ALL:
         started = time.monotonic()
-        spark.sql(f"VACUUM delta.`{settings.table_path(name)}` RETAIN {retention_hours} HOURS")
+        vacuum_table(spark, settings.table_path(name), retention_hours)
         print(f"[vacuum] {name}: done ({time.monotonic() - started:.1f} s)", flush=True)
 
 

@@ -222,9 +222,19 @@ class AirflowService:
     def watching(self) -> bool:
         return process.alive(process.read_pid(self.pid_file(WATCHDOG)))
 
+    def leftovers(self) -> list[int]:
+        """Processes started for this Airflow (its AIRFLOW_HOME in their environment) still alive."""
+        return process.with_env("AIRFLOW_HOME", str(self.home))
+
     def stop(self) -> list[str]:
         process.stop(self.pid_file(WATCHDOG), timeout=10)  # first, or it would start them again
-        return [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
+        stopped = [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
+        # Each component's process group went with it; a task's own session (a Spark job it
+        # submitted) would go on writing the lake after Airflow is gone.
+        if left := self.leftovers():
+            print(f"stopping {len(left)} process(es) Airflow left behind: {left}", flush=True)
+            process.terminate(left)
+        return stopped
 
 
 def _start(airflow: AirflowService, args: argparse.Namespace) -> None:

@@ -66,8 +66,58 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: flo
     raise TimeoutError(f"{what} not ready after {timeout:.0f} s")
 
 
+def group(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group `pgid`, from /proc."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(stat.parent.name))
+    return members
+
+
+def with_env(name: str, value: str) -> list[int]:
+    """The live processes whose environment sets `name` to `value` (readable ones: this user's)."""
+    wanted, found = f"{name}={value}".encode(), []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if wanted in environ.read_bytes().split(b"\0") and alive(int(environ.parent.name)):
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def terminate(pids: list[int], timeout: float = 10.0) -> None:
+    """SIGTERM each, then SIGKILL what is left after `timeout`."""
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            wait_for(lambda: not any(alive(pid) for pid in pids), wait, f"pids {pids} exit")
+            return
+        except TimeoutError:
+            if sig == signal.SIGKILL:
+                raise
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def stop(pid_file: Path, timeout: float = 30.0) -> bool:
-    """SIGTERM, then SIGKILL after `timeout`. Returns whether something was running."""
+    """SIGTERM, then SIGKILL after `timeout`; then the same for what it left in its process group
+    (spawn gives each server its own): an executor's workers or a log server outlive their parent
+    otherwise. Returns whether something was running."""
     pid = read_pid(pid_file)
     if not alive(pid):
         pid_file.unlink(missing_ok=True)
@@ -78,6 +128,13 @@ def stop(pid_file: Path, timeout: float = 30.0) -> bool:
     except TimeoutError:
         os.kill(pid, signal.SIGKILL)
         wait_for(lambda: not alive(pid), 10, f"pid {pid} exit after SIGKILL")
+    if group(pid):
+        _signal_group(pid, signal.SIGTERM)
+        try:
+            wait_for(lambda: not group(pid), 10, f"process group {pid} exit")
+        except TimeoutError:
+            _signal_group(pid, signal.SIGKILL)
+            wait_for(lambda: not group(pid), 10, f"process group {pid} exit after SIGKILL")
     pid_file.unlink(missing_ok=True)
     return True
 

@@ -1,10 +1,10 @@
 """The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a named
-day, let verification run on non-adjacent days, backfill two days of which one already has a run,
-then tamper with one gold row and read the failure in the Data Docs (the red run says so in its
-note); verify a day nobody rebuilt (skipped, not failed), try to
-rebuild a day in the future (refused) and kill the scheduler (the watchdog starts it again, and
-"Component restarts" lists it). Each step asserts what the UI shows and keeps a screenshot under
-reports/e2e/. Everything started here is stopped here."""
+day, let verification run on non-adjacent days, backfill two days of which one already has a run
+while a second backfill (lake maintenance) runs beside it, then tamper with one gold row and read
+the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt
+(skipped, not failed), try to rebuild a day in the future (refused) and kill the scheduler (the
+watchdog starts it again, and "Component restarts" lists it). Each step asserts what the UI shows
+and keeps a screenshot under reports/e2e/. Everything started here is stopped here."""
 
 import datetime as dt
 import json
@@ -72,6 +72,7 @@ def airflow(walk_lake, postgres, tmp_path_factory):
         finally:
             service.stop()
     assert not any(service.running().values()), "an Airflow component outlived the test"
+    assert not service.leftovers(), "a process of this Airflow (a worker, a log server) outlived it"
 
 
 class Api:
@@ -190,10 +191,24 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             note_shown(page, url, "verify_agreement", verified[-1], verified[-1]["note"])
             shots.append(shoot(page, "2-verify-non-adjacent-days-passed"))
 
-            # 3. Backfill the day before yesterday and yesterday with "All Runs": yesterday had a run.
+            # 3. Two backfills at once (Airflow allows one per DAG): rebuild the day before yesterday
+            # and yesterday with "All Runs" (yesterday had a run), and, while that runs, maintain
+            # the lake for the Sunday two weeks back. lake_maintenance is paused: the form's
+            # "Unpause on trigger", ticked by default, unpauses it (a paused DAG's backfill stays
+            # queued), and the catch-up run that unpausing creates is skipped by check_window.
             asked = api.now()
             trigger_backfill(page, url, "rebuild_derived", day_before, yesterday, reprocess="All Runs")
+            sunday = yesterday - dt.timedelta(days=(yesterday.weekday() + 1) % 7 + 7)
+            trigger_backfill(page, url, "lake_maintenance", sunday, sunday + dt.timedelta(hours=23))
             rebuilt = api.wait("rebuild_derived", lambda runs: noted(b, y)(after(runs, asked)))
+            maintained = api.wait("lake_maintenance", lambda runs: any(r["run_type"] == "backfill" for r in runs))
+            (backfilled,) = [r for r in maintained if r["run_type"] == "backfill"]
+            assert backfilled["state"] == "success" and backfilled["logical_date"][:10] == f"{sunday:%Y-%m-%d}", (
+                maintained
+            )
+            states = api.task_states("lake_maintenance", backfilled["dag_run_id"])
+            assert set(states.values()) == {"success"}, states  # OPTIMIZE and VACUUM ran: a backfill is asked for
+            assert all(r["state"] == "success" for r in maintained), maintained
             again = after(rebuilt, asked)
             assert sorted(r["note"] for r in again) == [f"rebuilds {b} into rebuild", f"rebuilds {y} into rebuild"], (
                 again
