@@ -223,6 +223,9 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             page.goto(f"{url}/dags/rebuild_derived/runs")
             page.get_by_text("Backfill").first.wait_for()
             shots.append(shoot(page, "3-backfill-runs"))
+            page.goto(f"{url}/dags/lake_maintenance/runs")
+            page.get_by_text("Backfill").first.wait_for()
+            shots.append(shoot(page, "3b-maintenance-backfill-beside-it"))
             before = len(verified)
             verified = api.wait("verify_agreement", lambda runs: noted(b)(runs[before:]))
             assert all(r["state"] == "success" for r in verified), verified
