@@ -107,13 +107,6 @@ def terminate(pids: list[int], timeout: float = 10.0) -> None:
                 raise
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass
-
-
 def stop(pid_file: Path, timeout: float = 30.0) -> bool:
     """SIGTERM, then SIGKILL after `timeout`; then the same for what it left in its process group
     (spawn gives each server its own): an executor's workers or a log server outlive their parent
@@ -128,13 +121,8 @@ def stop(pid_file: Path, timeout: float = 30.0) -> bool:
     except TimeoutError:
         os.kill(pid, signal.SIGKILL)
         wait_for(lambda: not alive(pid), 10, f"pid {pid} exit after SIGKILL")
-    if group(pid):
-        _signal_group(pid, signal.SIGTERM)
-        try:
-            wait_for(lambda: not group(pid), 10, f"process group {pid} exit")
-        except TimeoutError:
-            _signal_group(pid, signal.SIGKILL)
-            wait_for(lambda: not group(pid), 10, f"process group {pid} exit after SIGKILL")
+    if left := group(pid):
+        terminate(left)
     pid_file.unlink(missing_ok=True)
     return True
 
