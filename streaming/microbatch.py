@@ -10,11 +10,12 @@ Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this 
 the batch's position, a replay after a crash skips what was committed, and a stale instance
 cannot commit at all. The five commits are independent, so they run at once.
 
-One Spark job runs the whole batch: the reading, the engine state, and the writing of the append
-tables' files by its tasks (streaming/task_writes.py). The driver receives their add actions and
-the E and U rows gold needs, never the raw records. The gold arithmetic runs on Arrow, with the
-same functions the batch rebuild uses (eo/core/transforms/); delta-rs commits in milliseconds
-where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
+One Spark job runs the whole batch: the reading, the engine state, the writing of the append
+tables' files, and gold's arithmetic on each task's new rows (streaming/task_writes.py). The
+driver receives the files' add actions and the tasks' sums (a row per metric key, a row per
+session the batch's events make), never a record. It adds those up and merges them into gold
+with the same functions the batch rebuild uses (eo/core/transforms/); delta-rs commits in
+milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
 fail (streaming/poison.py): they are recorded as poison and the query is restarted, so that
@@ -35,7 +36,7 @@ import pyarrow.dataset as ds
 from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
-from eo.core.transforms.metrics import METRIC_KEY, minute_metrics
+from eo.core.transforms.metrics import METRIC_KEY
 from eo.core.transforms.sessions import GAP, SESSION_KEY, updated_sessions
 from eo.runtime import commits
 from eo.runtime.commits import Txn
@@ -95,6 +96,9 @@ class MicroBatch:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
         self.targets = task_writes.targets(self.settings, {name: t.schema() for name, t in self.tables.items()})
         self.records = 0  # Kafka records this instance has committed, for progress lines
+        # What reached the driver's memory: Arrow collected from the tasks, and stored sessions
+        # read from the lake (make bench's driver_bytes_per_input_byte).
+        self.driver_bytes = {"collected": 0, "read": 0}
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -113,7 +117,8 @@ class MicroBatch:
             self.isolate(batch, batch_id, exc)
         timer.lap("read+write")
         hooks().point("events.after_files_written")  # files on storage, no table names them yet
-        increments = minute_metrics(written.events, written.users)
+        increments = written.metrics
+        self.driver_bytes["collected"] += written.received_bytes
         self.commit(written, increments, txn, timer)
         hooks().point("events.after_delta_commit")
         bronze_rows = written.rows[BRONZE.name]
@@ -136,7 +141,7 @@ class MicroBatch:
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
             "metrics": lambda: self.add_metrics(increments, txn),
-            "sessions": lambda: self.merge_sessions(written.events, txn),
+            "sessions": lambda: self.merge_sessions(written.intervals, txn),
         }
         all_at_once(work)
         timer.lap("commit")
@@ -154,13 +159,14 @@ class MicroBatch:
         table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
         return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
 
-    def merge_sessions(self, events: pa.Table, txn: Txn) -> bool:
-        """Read the stored sessions the new events can reach, merge, commit what changed."""
+    def merge_sessions(self, intervals: pa.Table, txn: Txn) -> bool:
+        """Read the stored sessions the new intervals can reach, merge, commit what changed."""
         table = self.tables[USER_SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
-        stored = stored_sessions(table, events)
-        changes = updated_sessions(stored, events)
+        stored, read_bytes = stored_sessions(table, intervals)
+        self.driver_bytes["read"] += read_bytes
+        changes = updated_sessions(stored, intervals)
         where = f"t.session_date IN ({_dates(changes['session_date'])})" if changes.num_rows else None
         return commits.apply_changes(table, changes, SESSION_KEY, txn, where, checked=True)
 
@@ -203,12 +209,13 @@ def all_at_once(work: dict[str, Callable[[], object]]) -> None:
         future.result()
 
 
-def stored_sessions(table: commits.Table, events: pa.Table) -> pa.Table:
-    """The stored sessions of the events' users that can still reach them (files skipped by their
-    statistics: a session that ended before the earliest new event minus the gap cannot)."""
+def stored_sessions(table: commits.Table, intervals: pa.Table) -> tuple[pa.Table, int]:
+    """The stored sessions of the intervals' users that can still reach them (files skipped by their
+    statistics: a session that ended before the earliest new instant minus the gap cannot), and
+    the bytes read for them."""
     schema = table.schema()
-    if events.num_rows == 0:
-        return schema.empty_table()
-    earliest = pc.subtract(pc.min(events["event_time"]), pa.scalar(GAP, pa.duration("us")))
+    if intervals.num_rows == 0:
+        return schema.empty_table(), 0
+    earliest = pc.subtract(pc.min(intervals["start"]), pa.scalar(GAP, pa.duration("us")))
     recent = table.current.to_pyarrow_dataset().to_table(filter=ds.field("session_end") >= earliest).cast(schema)
-    return recent.filter(pc.is_in(recent["user_id"], value_set=pc.unique(events["user_id"])))
+    return recent.filter(pc.is_in(recent["user_id"], value_set=pc.unique(intervals["user_id"]))), recent.nbytes

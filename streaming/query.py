@@ -109,7 +109,12 @@ def run_query(spark, settings: Settings, knobs: Knobs, batch: MicroBatch, source
                 engine = _await(query, batch, started)
                 seconds = time.monotonic() - started
                 # The newest 100 batches' engine figures, as many as Spark itself keeps.
-                stats = {"seconds": round(seconds, 2), "records": batch.records, "engine": engine[-100:]}
+                stats = {
+                    "seconds": round(seconds, 2),
+                    "records": batch.records,
+                    "driver_bytes": batch.driver_bytes,
+                    "engine": engine[-100:],
+                }
                 write_catch_up(settings, stats)
                 print(f"[streaming] caught up in {seconds:.1f} s: {batch.records:,} records", flush=True)
             else:

@@ -1,10 +1,10 @@
 """A micro-batch's append tables written by its own Spark tasks; only metadata reaches the driver.
 
 Each task of the batch's one Spark job writes its B, Q and E rows as Parquet files of bronze,
-quarantine and silver (eo/runtime/data_files.py) and returns their add actions, plus the E and U
-rows gold needs (events without their Kafka coordinates, and user tuples). The raw records,
-bronze's bulk, never leave the executors. The driver then commits each table's files in one
-delta-rs transaction with the batch's txn (eo/runtime/commits.py `append_files`); files that no
+quarantine and silver (eo/runtime/data_files.py) and returns their add actions, plus its share of
+gold, added up from its own E and U rows: one row per metric key and one per session its events
+make (`gold_parts`). No record, raw or read, leaves the executors. The driver then commits each
+table's files in one delta-rs transaction with the batch's txn (eo/runtime/commits.py `append_files`); files that no
 commit names (a batch killed before its commit, a task attempt that lost) are never read.
 """
 
@@ -18,33 +18,32 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, TableDef
+from eo.core.transforms.metrics import REVENUE, added_up, minute_metrics
+from eo.core.transforms.sessions import INTERVALS, as_intervals, sessionize, sessions_as_intervals
 from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
 
 UTC_MICROS = pa.timestamp("us", tz="UTC")
-# What the driver needs of E and U rows for gold (eo/core/transforms/metrics.py, sessions.py).
-GOLD_FIELDS = (
-    ("_kind", pa.string()),
-    ("event_id", pa.string()),
-    ("event_type", pa.string()),
-    ("event_time", UTC_MICROS),
-    ("event_date", pa.date32()),
-    ("user_id", pa.string()),
-    ("session_id", pa.string()),
-    ("campaign_id", pa.string()),
-    ("ad_id", pa.string()),
-    ("price", pa.decimal128(10, 2)),
-    ("window_start", UTC_MICROS),
+# What each task adds up for gold from its own rows, and returns instead of them: a row per part,
+# the part's Arrow table as one zstd-compressed IPC stream (a column per field would carry every
+# other part's columns as nulls, and uncompressed).
+# "M": minute_metrics of its E and U rows (eo/core/transforms/metrics.py);
+# "S": the sessions its E rows make, as intervals (eo/core/transforms/sessions.py).
+# Both add up exactly across tasks: E rows are new events and U rows new tuples, each in one task.
+METRIC_PART = pa.schema(
+    [
+        ("campaign_id", pa.string()),
+        ("event_type", pa.string()),
+        ("window_start", UTC_MICROS),
+        ("events", pa.int64()),
+        ("distinct_users", pa.int64()),
+        ("revenue", REVENUE),
+    ]
 )
-OUT = pa.schema([("_table", pa.string()), *ACTION_FIELDS, *GOLD_FIELDS])
-SPARK_TYPES = {
-    pa.string(): "string",
-    pa.int64(): "bigint",
-    UTC_MICROS: "timestamp",
-    pa.date32(): "date",
-    pa.decimal128(10, 2): "decimal(10,2)",
-}
-OUT_DDL = ", ".join(f"{f.name} {SPARK_TYPES[f.type]}" for f in OUT)
+PARTS = {"M": METRIC_PART, "S": INTERVALS}
+OUT = pa.schema([("_table", pa.string()), *ACTION_FIELDS, ("_part", pa.string()), ("_gold", pa.binary())])
+SPARK_TYPES = {pa.string(): "string", pa.int64(): "bigint", pa.binary(): "binary"}
+OUT_DDL = ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in OUT)
 KIND_TABLES = {"B": BRONZE, "Q": QUARANTINE, "E": SILVER}
 
 
@@ -59,12 +58,13 @@ class Target:
 
 @dataclass(frozen=True)
 class Written:
-    """What the tasks of one micro-batch wrote, and the rows gold needs."""
+    """What the tasks of one micro-batch wrote, and what gold needs of its new rows."""
 
     actions: dict[str, list[dict]]  # per table: the add actions of its new files
     rows: dict[str, int]  # per table: rows written
-    events: pa.Table
-    users: pa.Table
+    metrics: pa.Table  # the increments: minute_metrics of the batch's new events and user tuples
+    intervals: pa.Table  # the sessions of the batch's new events, as the tasks made them (INTERVALS)
+    received_bytes: int  # the Arrow bytes the driver collected from the tasks
 
     @property
     def duplicates(self) -> int:
@@ -107,13 +107,35 @@ def task_writer(
             filesystem = environment(settings).arrow_filesystem(goal.uri)
             actions = write_files(filesystem, part, goal.table.partition_by, tag)
             out.append(_rows_of(pa.Table.from_pylist([{**a, "_table": goal.table.name} for a in actions])))
-        gold = rows.filter(pc.is_in(kind, value_set=pa.array(["E", "U"])))
-        if gold.num_rows:
-            out.append(_rows_of(gold.select([name for name, _ in GOLD_FIELDS])))
+        out += gold_parts(rows.filter(pc.equal(kind, "E")), rows.filter(pc.equal(kind, "U")))
         for table in out:
             yield from table.to_batches()
 
     return run
+
+
+def gold_parts(events: pa.Table, users: pa.Table) -> list[pa.Table]:
+    """A task's share of gold, in OUT's shape: its metric rows and its session intervals."""
+    if events.num_rows == 0 and users.num_rows == 0:
+        return []
+    metrics = minute_metrics(events, users)
+    intervals = sessions_as_intervals(sessionize(as_intervals(events)))
+    return [_packed("M", metrics), _packed("S", intervals)]
+
+
+def _packed(part: str, table: pa.Table) -> pa.Table:
+    sink = pa.BufferOutputStream()
+    table = table.select(PARTS[part].names).cast(PARTS[part])
+    with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    return _rows_of(pa.table({"_part": [part], "_gold": [sink.getvalue().to_pybytes()]}))
+
+
+def unpacked(out: pa.Table, part: str) -> pa.Table:
+    """One part of every task's gold (`gold_parts`), as one table."""
+    blobs = out.filter(pc.equal(out["_part"], part))["_gold"].to_pylist()
+    tables = [pa.ipc.open_stream(blob).read_all() for blob in blobs]
+    return pa.concat_tables(tables) if tables else PARTS[part].empty_table()
 
 
 def _rows_of(table: pa.Table) -> pa.Table:
@@ -134,7 +156,4 @@ def write_in_tasks(
     for action in files.select(["_table", *(name for name, _ in ACTION_FIELDS)]).to_pylist():
         actions[action.pop("_table")].append(action)
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
-    gold = out.filter(pc.is_valid(out["_kind"])).select([name for name, _ in GOLD_FIELDS])
-    events = gold.filter(pc.equal(gold["_kind"], "E"))
-    users = gold.filter(pc.equal(gold["_kind"], "U"))
-    return Written(actions, rows, events, users)
+    return Written(actions, rows, added_up(unpacked(out, "M")), unpacked(out, "S"), out.nbytes)

@@ -169,12 +169,14 @@ class Bench:
     def pipeline(self) -> None:
         from lab.bench.pipeline import CATCH_UP_JOBS, catch_up
         from lab.bench.scaling import fresh_lake
-        from lab.bench.synthetic import clickstream_records, days_before_today
+        from lab.bench.synthetic import clickstream_records, days_before_today, kafka_bytes
 
         p = self.profile
         topic = self.topic("bench-pipeline")
         start = days_before_today(p.pipeline_events)
-        self.load_topic(topic, clickstream_records(self.spark, p.pipeline_events, start), "events")
+        records = clickstream_records(self.spark, p.pipeline_events, start)
+        self.load_topic(topic, records, "events")
+        input_bytes = kafka_bytes(records)
         runs = {}
         for mode in CATCH_UP_JOBS:
             settings = fresh_lake(topic, self.work / f"pipeline-{mode}")
@@ -188,6 +190,11 @@ class Bench:
         self.metrics["raw_parse_events_per_s"] = runs["raw_parse"]["events_per_s"]
         ratio = runs["guarded"]["events_per_s"] / runs["unguarded"]["events_per_s"]
         self.metrics["guarantee_overhead_ratio"] = round(ratio, 3)
+        driver = runs["guarded"]["driver_bytes"]
+        self.result["pipeline_input_bytes"] = input_bytes
+        self.metrics["driver_bytes_per_input_byte"] = round(sum(driver.values()) / input_bytes, 4)
+        self.log(f"   the guarded job's driver took {driver['collected']:,} bytes from its tasks and "
+                 f"{driver['read']:,} of stored sessions, for {input_bytes:,} bytes of Kafka records")  # fmt: skip
 
     def rebuild(self) -> None:
         from lab.bench.scaling import rebuild_at, scaling_exponent

@@ -47,6 +47,7 @@ def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: i
         "wall_seconds": round(time.monotonic() - began, 1),
         "batches": len(batches),
         "batch_lines": batches,  # the job's own lines: seconds and steps per batch
+        "driver_bytes": stats.get("driver_bytes", {}),  # the streaming job's only (streaming/query.py)
         "engine": stats.get("engine", []),  # Spark's figures per batch (streaming/engine_report.py); the job's only
         "log": str(log),
     }

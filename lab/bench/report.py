@@ -17,6 +17,7 @@ TARGETS: list[tuple[str, str, object, str]] = [
     ("latency_p99_s", "<=", 6.0, "p99 produce -> committed in gold at 10k events/s"),
     ("max_sustained_events_per_s", ">=", 50_000, "highest offered rate with p99 <= 10 s"),
     ("guarantee_overhead_ratio", ">=", 0.85, "pipeline events/s with guarantees / without"),
+    ("driver_bytes_per_input_byte", "<=", 0.01, "bytes into the guarded job's driver per Kafka byte read"),
     ("rebuild_events_per_s", ">=", 300_000, "batch rebuild from bronze, largest size"),
     ("rebuild_scaling_exponent", "<=", 1.05, "rebuild time ~ size^k"),
     ("recovery_standby_first_batch_s", "<=", 5, "SIGKILL -> first committed batch, warm standby"),

@@ -137,6 +137,12 @@ def clickstream_records(spark: SparkSession, count: int, start: dt.datetime, per
     return rows.select("key", "value", F.col("kafka_partition").alias("partition"))
 
 
+def kafka_bytes(records: DataFrame) -> int:
+    """The bytes of Kafka records (key and value) a DataFrame for a Kafka write holds."""
+    size = F.octet_length("value") + F.coalesce(F.octet_length("key"), F.lit(0))
+    return int(records.select(F.sum(size)).first()[0] or 0)
+
+
 def bronze_log(
     spark: SparkSession, count: int, start: dt.datetime, topic: str = "bench-log", per_day: int = PER_DAY
 ) -> DataFrame:

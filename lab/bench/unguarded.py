@@ -9,9 +9,10 @@ write the append tables' files, as in the job (streaming/task_writes.py), and th
 
 - no engine dedup state: every valid copy of an event is appended to silver;
 - no transaction ids, fencing or claims: plain delta-rs commits, the five at once as the job does;
-- gold: each batch's own partial aggregates (minute_metrics and sessionize of the batch's events,
-  eo/core/transforms/), appended. A duplicate or a replayed batch is counted twice, and windows
-  and sessions that span batches are split: gold is NOT exact.
+- gold: each batch's own partial aggregates (its tasks' minute_metrics and sessions, added up as
+  the job adds them, eo/core/transforms/), appended. A duplicate or a replayed batch is counted
+  twice, a user counts once per copy and task, and windows and sessions that span batches are
+  split: gold is NOT exact.
 
 It runs on the stream's own seams (the plan's `aligned`, the tasks' writes, the micro-batch's `all_at_once`,
 the query's `write_catch_up`), so only what it leaves out differs. Writes
@@ -29,8 +30,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, RECORD_COLUMNS, SILVER, USER_SESSIONS
-from eo.core.transforms.metrics import minute_metrics, user_tuples, window_start_column
-from eo.core.transforms.sessions import as_intervals, sessionize
+from eo.core.transforms.metrics import window_start_column
+from eo.core.transforms.sessions import sessionize
 from eo.runtime.commits import commit_files, conform
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.data_files import add_actions
@@ -47,10 +48,11 @@ QUERY = "unguarded"
 
 
 def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
-    """B rows (every record), Q rows (refused) and E rows (every valid copy): no engine state."""
+    """B rows (every record), Q rows (refused), and E and U rows (every valid copy): no engine state."""
     read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time")).withColumn("window_start", window_start_column())
-    kinds = read.withColumn("_kind", F.when(F.col("reason").isNull(), F.lit("E")).otherwise(F.lit("Q")))
+    kinds = F.when(F.col("reason").isNull(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
+    kinds = read.withColumn("_kind", F.explode(kinds))
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(kinds))
 
@@ -78,20 +80,17 @@ class UnguardedBatch:
         timer = StepTimer()
         written = task_writes.write_in_tasks(batch, self.settings, self.targets, None, f"u{batch_id}")
         timer.lap("read+write")
-        events = written.events
         work = {
             **{name: (lambda name=name: self.append_files(name, written.actions[name])) for name in written.actions},
-            CAMPAIGN_MINUTE_METRICS.name: lambda: self.append(
-                CAMPAIGN_MINUTE_METRICS.name, minute_metrics(events, user_tuples(events))
-            ),
-            USER_SESSIONS.name: lambda: self.append(USER_SESSIONS.name, sessionize(as_intervals(events))),
+            CAMPAIGN_MINUTE_METRICS.name: lambda: self.append(CAMPAIGN_MINUTE_METRICS.name, written.metrics),
+            USER_SESSIONS.name: lambda: self.append(USER_SESSIONS.name, sessionize(written.intervals)),
         }
         all_at_once(work)
         timer.lap("commit")
         self.records += written.rows[BRONZE.name]
         print(
             f"[{QUERY}] batch {batch_id}: {written.rows[BRONZE.name]} records -> quarantine "
-            f"{written.rows[QUARANTINE.name]}, silver +{events.num_rows} ({timer})",
+            f"{written.rows[QUARANTINE.name]}, silver +{written.rows[SILVER.name]} ({timer})",
             flush=True,
         )
 

@@ -7,7 +7,14 @@ import pytest
 from pyspark.testing import assertDataFrameEqual
 
 from eo.core.tables import DELETE_FLAG, USER_SESSIONS
-from eo.core.transforms.sessions import SESSION_KEY, as_intervals, sessionize, updated_sessions, user_sessions
+from eo.core.transforms.sessions import (
+    SESSION_KEY,
+    as_intervals,
+    sessionize,
+    sessions_as_intervals,
+    updated_sessions,
+    user_sessions,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -83,7 +90,7 @@ def test_merging_micro_batches_into_stored_sessions_equals_recomputing_everythin
     stored: dict = {}
     for lo, hi in zip([0, *cuts], [*cuts, 400], strict=True):
         current = pa.Table.from_pylist(list(stored.values()), sessionize(as_intervals(events)).schema)
-        apply(stored, updated_sessions(current, events.slice(lo, hi - lo)))
+        apply(stored, updated_sessions(current, as_intervals(events.slice(lo, hi - lo))))
     whole = {tuple(r[k] for k in SESSION_KEY): r for r in sessionize(as_intervals(events)).to_pylist()}
     assert stored == whole
 
@@ -101,10 +108,29 @@ def test_a_late_event_between_two_sessions_joins_them_and_deletes_the_later_one(
         [dict(zip(ARROW.names, r, strict=True)) for r in [("c", "purchase", at(25), "u1", Decimal("1.25"))]],
         ARROW,
     )
-    changes = updated_sessions(stored, late).to_pylist()
+    changes = updated_sessions(stored, as_intervals(late)).to_pylist()
     upserts = [c for c in changes if not c[DELETE_FLAG]]
     deletes = [c for c in changes if c[DELETE_FLAG]]
     assert [(u["session_start"], u["session_end"], u["events"], u["revenue"]) for u in upserts] == [
         (at(0), at(50), 3, Decimal("1.25"))
     ]
     assert [d["session_start"] for d in deletes] == [at(50)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sessions_the_tasks_made_merge_like_their_events(seed):
+    """The stream's tasks sessionize their own events; the driver merges the tasks' sessions into
+    the stored ones. Any cut into batches and any spread over tasks gives the sessions of all."""
+    rng = random.Random(seed)
+    events = random_events(rng, 400)
+    cuts = sorted(rng.sample(range(1, 400), rng.randint(1, 6)))
+    stored: dict = {}
+    for lo, hi in zip([0, *cuts], [*cuts, 400], strict=True):
+        batch = events.slice(lo, hi - lo)
+        task_of = pa.array([rng.randrange(4) for _ in range(batch.num_rows)])
+        tasks = [batch.filter(pa.compute.equal(task_of, task)) for task in range(4)]
+        intervals = pa.concat_tables([sessions_as_intervals(sessionize(as_intervals(t))) for t in tasks])
+        current = pa.Table.from_pylist(list(stored.values()), sessionize(as_intervals(events)).schema)
+        apply(stored, updated_sessions(current, intervals))
+    whole = {tuple(r[k] for k in SESSION_KEY): r for r in sessionize(as_intervals(events)).to_pylist()}
+    assert stored == whole

@@ -5,7 +5,9 @@ events, on Arrow columns. The batch rebuild applies it to all of silver, a group
 time (`campaign_minute_metrics`, with Spark's applyInArrow); the stream applies it to each
 micro-batch's new events and adds the result to gold (streaming/microbatch.py).
 
-Distinct users add up across micro-batches because the stream passes `minute_metrics` only the
+The stream runs it where the rows are: each task of a micro-batch applies it to its own new
+events and user tuples, and the driver adds the tasks' rows up (`added_up`), one row per key.
+Distinct users add up across tasks and micro-batches because the stream passes `minute_metrics` only the
 (campaign, type, minute, user) tuples its engine state has never seen (streaming/plan.py); the
 batch passes every tuple once (`user_tuples`).
 """
@@ -72,6 +74,22 @@ def minute_metrics(events: pa.Table, users: pa.Table) -> pa.Table:
             "events": pc.fill_null(joined["_revenue_count"], 0),
             "distinct_users": pc.fill_null(joined["user_id_count"], 0),
             "revenue": pc.cast(pc.fill_null(joined["_revenue_sum"], 0), REVENUE),
+        }
+    )
+
+
+def added_up(parts: pa.Table) -> pa.Table:
+    """Rows of `minute_metrics` (of disjoint events and user tuples) -> one row per key, their sums."""
+    sums = parts.group_by(METRIC_KEY).aggregate([("events", "sum"), ("distinct_users", "sum"), ("revenue", "sum")])
+    return pa.table(
+        {
+            "campaign_id": sums["campaign_id"],
+            "event_type": sums["event_type"],
+            "window_start": sums["window_start"],
+            "window_date": pc.cast(sums["window_start"], pa.date32()),
+            "events": sums["events_sum"],
+            "distinct_users": sums["distinct_users_sum"],
+            "revenue": pc.cast(sums["revenue_sum"], REVENUE),
         }
     )
 

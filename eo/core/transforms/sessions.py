@@ -8,7 +8,8 @@ it every event of a user (`user_sessions`, with Spark's applyInArrow); the strea
 micro-batch's new events together with the stored sessions they can reach (`near`), and stores
 what changed (`session_changes`). Both are exact: a session is determined by the intervals it
 joins, so merging a stored session with new events gives the same session as recomputing it
-from all of its events, whatever the lateness.
+from all of its events, whatever the lateness. For the same reason the stream's tasks may
+sessionize their own events first: the driver merges intervals, not events.
 """
 
 from __future__ import annotations
@@ -102,17 +103,17 @@ def sessionize(intervals: pa.Table) -> pa.Table:
     )
 
 
-def near(sessions: pa.Table, events: pa.Table) -> pa.Table:
-    """The stored sessions that new events of the same user can extend or join: those ending no
-    more than GAP before the user's first new event and starting no more than GAP after the last."""
-    if sessions.num_rows == 0 or events.num_rows == 0:
+def near(sessions: pa.Table, intervals: pa.Table) -> pa.Table:
+    """The stored sessions that new intervals of the same user can extend or join: those ending no
+    more than GAP before the user's first new instant and starting no more than GAP after the last."""
+    if sessions.num_rows == 0 or intervals.num_rows == 0:
         return sessions.slice(0, 0)
-    bounds = events.group_by("user_id").aggregate([("event_time", "min"), ("event_time", "max")])
+    bounds = intervals.group_by("user_id").aggregate([("start", "min"), ("end", "max")])
     joined = sessions.join(bounds, "user_id", join_type="inner")
     gap = pa.scalar(GAP, pa.duration("us"))
     reach = pc.and_(
-        pc.greater_equal(joined["session_end"], pc.subtract(joined["event_time_min"], gap)),
-        pc.less_equal(joined["session_start"], pc.add(joined["event_time_max"], gap)),
+        pc.greater_equal(joined["session_end"], pc.subtract(joined["start_min"], gap)),
+        pc.less_equal(joined["session_start"], pc.add(joined["end_max"], gap)),
     )
     return joined.filter(reach).select(sessions.column_names)
 
@@ -126,10 +127,11 @@ def session_changes(merged: pa.Table, touched: pa.Table) -> pa.Table:
     return pa.concat_tables([upserts, deletes])
 
 
-def updated_sessions(stored: pa.Table, events: pa.Table) -> pa.Table:
-    """The stream's step: what a micro-batch's new events change in the stored sessions."""
-    touched = near(stored, events)
-    merged = sessionize(pa.concat_tables([as_intervals(events), sessions_as_intervals(touched)]))
+def updated_sessions(stored: pa.Table, intervals: pa.Table) -> pa.Table:
+    """The stream's step: what a micro-batch's new intervals (its events, `as_intervals`, or the
+    sessions its tasks made of them, `sessions_as_intervals`) change in the stored sessions."""
+    touched = near(stored, intervals)
+    merged = sessionize(pa.concat_tables([intervals.cast(INTERVALS), sessions_as_intervals(touched)]))
     return session_changes(merged, touched.cast(merged.schema))
 
 

@@ -1,0 +1,95 @@
+"""Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events and
+user tuples (streaming/task_writes.py `gold_parts`), and the driver adds up the tasks' rows."""
+
+import datetime as dt
+import random
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
+from eo.core.transforms.sessions import as_intervals, sessionize, updated_sessions
+from streaming.task_writes import gold_parts, unpacked
+
+pytestmark = pytest.mark.unit
+
+T0 = dt.datetime(2026, 11, 20, 23, 40, tzinfo=dt.UTC)
+UTC = pa.timestamp("us", tz="UTC")
+E_ROWS = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("event_type", pa.string()),
+        ("event_time", UTC),
+        ("user_id", pa.string()),
+        ("campaign_id", pa.string()),
+        ("price", pa.decimal128(10, 2)),
+    ]
+)
+
+
+def random_events(rng: random.Random, n: int) -> pa.Table:
+    rows = []
+    for i in range(n):
+        kind = rng.choice(["impression", "click", "purchase"])
+        price = Decimal(rng.randint(0, 10**6)) / 100 if kind == "purchase" else None
+        when = T0 + dt.timedelta(seconds=rng.randint(0, 7200))
+        rows.append((f"e{i}", kind, when, f"u{rng.randint(0, 6)}", f"c{rng.randint(0, 2)}", price))
+    return pa.Table.from_pylist([dict(zip(E_ROWS.names, r, strict=True)) for r in rows], E_ROWS)
+
+
+def spread(rng: random.Random, table: pa.Table, tasks: int) -> list[pa.Table]:
+    """A table's rows over tasks at random, as a shuffle by another key would put them."""
+    task_of = pa.array([rng.randrange(tasks) for _ in range(table.num_rows)])
+    return [table.filter(pc.equal(task_of, task)) for task in range(tasks)]
+
+
+def u_rows(events: pa.Table) -> pa.Table:
+    """The plan's U rows: each (campaign, type, minute, user) once."""
+    return user_tuples(events)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_tasks_rows_add_up_to_the_batch(seed):
+    """E rows and U rows are shuffled apart (by event id and by tuple): a task may hold a U row
+    without its event, or events without their U rows. The sums are the batch's all the same."""
+    rng = random.Random(seed)
+    events = random_events(rng, 500)
+    users = u_rows(events)
+    tasks = rng.randint(1, 6)
+    parts = [
+        table
+        for e, u in zip(spread(rng, events, tasks), spread(rng, users, tasks), strict=True)
+        for table in gold_parts(e, u)
+    ]
+    out = pa.concat_tables(parts)
+    metrics, intervals = added_up(unpacked(out, "M")), unpacked(out, "S")
+
+    def rows(table: pa.Table) -> list[dict]:
+        return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+
+    assert rows(metrics) == rows(minute_metrics(events, users))
+    sessions = updated_sessions(sessionize(as_intervals(events.slice(0, 0))), intervals).drop_columns(["_delete"])
+    assert rows(sessions) == rows(sessionize(as_intervals(events)))
+
+
+def test_a_task_without_new_rows_returns_nothing_and_one_with_only_u_rows_counts_them():
+    events = random_events(random.Random(1), 20)
+    assert gold_parts(events.slice(0, 0), u_rows(events).slice(0, 0)) == []
+    out = pa.concat_tables(gold_parts(events.slice(0, 0), u_rows(events)))
+    metrics, intervals = unpacked(out, "M"), unpacked(out, "S")
+    assert pc.sum(metrics["distinct_users"]).as_py() == u_rows(events).num_rows
+    assert pc.sum(metrics["events"]).as_py() == 0 and intervals.num_rows == 0
+
+
+def test_the_driver_receives_far_fewer_rows_than_the_batch_has_events():
+    """Many events of few users and keys: a row per key and per session, not per event, and two
+    compressed rows per task."""
+    events = random_events(random.Random(2), 5000)
+    out = pa.concat_tables(gold_parts(events, u_rows(events)))
+    assert out.num_rows == 2 and out.nbytes < events.nbytes / 10
+    metrics, intervals = unpacked(out, "M"), unpacked(out, "S")
+    keys = pa.table({"c": events["campaign_id"], "t": events["event_type"], "w": window_start(events["event_time"])})
+    assert metrics.num_rows == keys.group_by(["c", "t", "w"]).aggregate([]).num_rows
+    assert intervals.num_rows <= 7 * 3  # 7 users, a 2-hour span: a few sessions each
