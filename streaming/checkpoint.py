@@ -25,6 +25,16 @@ def ensure_id(settings: Settings, query: str) -> str:
     uri = _metadata(settings, query)
     if not environment(settings).lake_files.exists(uri):
         environment(settings).lake_files.write_text(uri, json.dumps({"id": str(uuid.uuid4())}) + "\n")
+    return _read_id(settings, uri)
+
+
+def stream_id(settings: Settings, query: str) -> str | None:
+    """The checkpoint's stream id, or None when there is no checkpoint (nothing is written)."""
+    uri = _metadata(settings, query)
+    return _read_id(settings, uri) if environment(settings).lake_files.exists(uri) else None
+
+
+def _read_id(settings: Settings, uri: str) -> str:
     return json.loads(environment(settings).lake_files.read_text(uri).splitlines()[0])["id"][:8]
 
 
