@@ -29,6 +29,7 @@ from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import record_rebuilt
 from eo.runtime.fencing import Fence, Fenced
 from eo.runtime.lake import ensure_reference, ensure_tables
+from eo.runtime.live_tables import claim_while_stopped
 from eo.runtime.reading import classify_records, recorded_poison
 from eo.runtime.spark import build_session
 
@@ -119,8 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     fence = None
     if args.target == "main":  # live tables: refused while the stream holds its lease, else claimed
-        from streaming.takeover import claim_while_stopped
-
         fence = claim_while_stopped(settings, "rebuilding --target main")
     spark = build_session("eo-rebuild", settings)
     stats = rebuild(spark, settings, interval, args.target, fence)

@@ -28,9 +28,9 @@ from eo.runtime import lake
 from eo.runtime.cli import EXIT_CODES, NOT_READY, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
+from eo.runtime.live_tables import claim_while_stopped
 from eo.runtime.sinks import postgres
 from eo.runtime.spark import build_session, close_state_stores
-from streaming.takeover import claim_while_stopped
 
 QUERY = STREAM_QUERY
 

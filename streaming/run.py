@@ -27,13 +27,14 @@ from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.fencing import EXIT_FENCED, Fence, Heartbeat
 from eo.runtime.kafka_admin import topic_partitions
+from eo.runtime.live_tables import app_id_of
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import Knobs, bootstrap_offsets, read_seed, run_query
 from streaming.standby import stand_by
-from streaming.takeover import app_id_of, prepare, refused_by, take_over
+from streaming.takeover import prepare, refused_by, take_over
 
 QUERY = STREAM_QUERY
 

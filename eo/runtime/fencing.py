@@ -12,7 +12,7 @@ checkpoints (one machine). Commits are fenced two ways:
 The lease also says whether the stream holds it right now: the stream records itself as holder
 when it takes its epoch and renews an expiry on a heartbeat. Commands that must not run beside
 the stream (a rebuild into the live tables, a reset) refuse while a live holder is recorded, on
-one machine or many (streaming/takeover.py `claim_while_stopped`).
+one machine or many (eo/runtime/live_tables.py `claim_while_stopped`).
 """
 
 from __future__ import annotations

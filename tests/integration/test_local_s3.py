@@ -111,7 +111,7 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
     from eo.runtime.active import ActiveLock
     from eo.runtime.cli import NotReady
     from eo.runtime.fencing import HOLD_SECONDS, Heartbeat
-    from streaming.takeover import QUERY, claim_while_stopped, holder
+    from eo.runtime.live_tables import QUERY, claim_while_stopped, holder
     from tests.conftest import lake_settings
 
     settings, _ = local_s3

@@ -12,8 +12,8 @@ from eo.runtime import commits
 from eo.runtime.cli import NotReady
 from eo.runtime.environment import environment
 from eo.runtime.fencing import HOLD_SECONDS, Fence, Fenced
+from eo.runtime.live_tables import QUERY, STREAM_TABLES, app_id_of, claim_while_stopped, generation, holder
 from streaming import checkpoint
-from streaming.takeover import QUERY, app_id_of, claim_while_stopped, holder
 
 pytestmark = pytest.mark.unit
 
@@ -46,4 +46,10 @@ def test_refused_while_the_stream_holds_the_lease_then_a_zombie_is_fenced_on_the
 def test_without_a_checkpoint_there_is_nothing_to_claim_but_the_epoch(lake):
     first = claim_while_stopped(lake, "rebuilding --target main")
     assert claim_while_stopped(lake, "rebuilding --target main").epoch == first.epoch + 1
-    assert checkpoint.stream_id(lake, QUERY) is None  # and none was made
+    assert generation(lake) is None  # and no checkpoint was made
+
+
+def test_the_guard_claims_the_tables_the_stream_writes():
+    from streaming.microbatch import WRITES
+
+    assert sorted(t.name for t in STREAM_TABLES) == sorted(t.name for t in WRITES)
