@@ -13,7 +13,7 @@ reset rebuilds what it stood for from the full log:
 
 The stream must be stopped: a reset refuses to run while a live stream holds its lease (in every
 environment); otherwise it first takes a new epoch and claims the stream's tables, so that no
-zombie of the stream can commit into what it rebuilds (streaming/takeover.py).
+zombie of the stream can commit into what it rebuilds (eo/runtime/live_tables.py).
 """
 
 from __future__ import annotations

@@ -288,6 +288,10 @@ class Heartbeat:
         """Stop renewing; by default also let go of the hold (a no-op once superseded)."""
         self._stopped.set()
         if self._thread.is_alive():
-            self._thread.join(timeout=self.every + 5)  # a renewal in flight must not land after the release
-        if release:
+            self._thread.join(timeout=10)  # a renewal in flight must not land after the release
+        if not release:
+            return
+        try:
             self.fence.lease.release(self.fence.job, self.fence.epoch)
+        except Exception as exc:  # noqa: BLE001 (the job's own outcome matters more: the hold lapses anyway)
+            self.log(f"[lease] releasing {self.fence.job} failed ({exc}): the hold lapses within {self.ttl:.0f} s")
