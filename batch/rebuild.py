@@ -25,9 +25,11 @@ from eo.core.transforms.parse import quarantine_rows, valid_events
 from eo.core.transforms.sessions import GAP, user_sessions
 from eo.runtime import lake
 from eo.runtime.cli import EXIT_CODES, NotReady, Progress, guarded
-from eo.runtime.config import STREAM_QUERY, Settings, load_settings
+from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import record_rebuilt
+from eo.runtime.fencing import Fence, Fenced
 from eo.runtime.lake import ensure_reference, ensure_tables
+from eo.runtime.live_tables import claim_while_stopped
 from eo.runtime.reading import classify_records, recorded_poison
 from eo.runtime.spark import build_session
 
@@ -54,7 +56,23 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
     return {CAMPAIGN_MINUTE_METRICS.name: metrics, USER_SESSIONS.name: sessions}
 
 
-def rebuild(spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild") -> dict:
+def still_ours(fence: Fence | None) -> None:
+    """Before each write into live tables: a stream started since they were claimed took a newer
+    epoch, and the rebuild must not write beside it."""
+    if fence is None:
+        return
+    try:
+        fence.check()
+    except Fenced as exc:
+        raise NotReady(
+            f"the stream started during the rebuild ({exc}): stop it (make stream-stop), then run again"
+        ) from exc
+
+
+def rebuild(
+    spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild", fence: Fence | None = None
+) -> dict:
+    """`fence`: for live tables (target main), the epoch `claim_while_stopped` took for this rebuild."""
     started = dt.datetime.now(dt.UTC)  # no event the log gets later is in this rebuild
     progress = Progress("rebuild", len(GOLD) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
@@ -67,8 +85,10 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         progress.step(QUARANTINE.name)
+        still_ours(fence)
         lake.overwrite(quarantine, settings.table_path(QUARANTINE.name, target))
         progress.step(SILVER.name)
+        still_ours(fence)
         lake.overwrite(silver, settings.table_path(SILVER.name, target), even_append_only=True)
         silver = lake.read(spark, settings, SILVER, target)
     else:
@@ -78,6 +98,7 @@ def rebuild(spark, settings: Settings, interval: Interval | None = None, target:
     for name, rows in gold_tables(silver, interval).items():
         where = interval.predicate(ALL[name].range_column) if interval else None
         progress.step(name)
+        still_ours(fence)
         lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()
     if target == "rebuild":  # what verification may compare (eo/runtime/coverage.py)
@@ -97,17 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     interval = (intervals_from(args) or [None])[0]
     settings = load_settings()
-    lock = None
-    if args.target == "main":  # live tables: the stream must not add to them meanwhile
-        from eo.runtime.active import ActiveLock
-
-        lock = ActiveLock.for_job(settings, [STREAM_QUERY])
-        if not lock.try_acquire():
-            raise NotReady("the stream is running: stop it (make stream-stop) before rebuilding --target main")
+    fence = None
+    if args.target == "main":  # live tables: refused while the stream holds its lease, else claimed
+        fence = claim_while_stopped(settings, "rebuilding --target main")
     spark = build_session("eo-rebuild", settings)
-    stats = rebuild(spark, settings, interval, args.target)
-    if lock:
-        lock.release()
+    stats = rebuild(spark, settings, interval, args.target, fence)
     print("[rebuild] done:", flush=True)
     for key, value in stats.items():  # a line each: Airflow's log panel cuts long lines
         print(f"[rebuild]   {key} = {value}", flush=True)

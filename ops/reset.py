@@ -11,7 +11,9 @@ reset rebuilds what it stood for from the full log:
    reads the seed into its state first, with Kafka held back so that no live copy of an event can
    race its original, then Kafka right after the last offset bronze holds.
 
-The stream must be stopped: a reset refuses to run while its active lock is held.
+The stream must be stopped: a reset refuses to run while a live stream holds its lease (in every
+environment); otherwise it first takes a new epoch and claims the stream's tables, so that no
+zombie of the stream can commit into what it rebuilds (eo/runtime/live_tables.py).
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ import sys
 from batch.rebuild import rebuild
 from eo.core.tables import SEED, SILVER
 from eo.runtime import lake
-from eo.runtime.active import ActiveLock
-from eo.runtime.cli import EXIT_CODES, NOT_READY, guarded
+from eo.runtime.cli import EXIT_CODES, NOT_READY, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
+from eo.runtime.live_tables import claim_while_stopped
 from eo.runtime.sinks import postgres
 from eo.runtime.spark import build_session, close_state_stores
 
@@ -41,9 +43,10 @@ def write_seed(spark, settings: Settings) -> int:
 
 
 def reset(settings: Settings) -> int:
-    lock = ActiveLock.for_job(settings, [QUERY])
-    if not lock.try_acquire():
-        print("the stream is running: stop it first (make stream-stop), then reset", file=sys.stderr)
+    try:
+        fence = claim_while_stopped(settings, "a reset")
+    except NotReady as refusal:
+        print(refusal, file=sys.stderr)
         return NOT_READY
     spark = build_session("eo-streaming-reset", settings)
     # A query this process ran and stopped still has its state stores open, and their maintenance
@@ -54,7 +57,7 @@ def reset(settings: Settings) -> int:
         archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
         lake.rename(spark, checkpoint, archived)
         print(f"[reset] checkpoint moved to {archived}", flush=True)
-    stats = rebuild(spark, settings, target="main")
+    stats = rebuild(spark, settings, target="main", fence=fence)
     print(f"[reset] silver, quarantine and gold rebuilt from {stats['bronze_rows']:,} bronze records", flush=True)
     seeded = write_seed(spark, settings)
     print(f"[reset] seed written: {seeded:,} event ids for the stream's state", flush=True)
@@ -63,7 +66,6 @@ def reset(settings: Settings) -> int:
         postgres.reset(dsn, QUERY)
         print("[reset] PostgreSQL sink tables emptied: they receive what the stream adds from now on", flush=True)
     print("[reset] done: the next `streaming run` reads the seed, then Kafka after bronze's last offset")
-    lock.release()
     return 0
 
 

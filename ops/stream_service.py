@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Protocol
 
 from eo.runtime.config import Settings, load_settings
@@ -59,11 +60,20 @@ class LocalStreamService:
         return streaming.held(self.settings)
 
 
+class StillCancelling(RuntimeError):
+    """A cancelled stream job run has not ended yet: no new one may start beside it."""
+
+
 class EmrStreamService:
-    """The stream as an EMR Serverless job run of the same module (eo/cloud/emr_serverless.py)."""
+    """The stream as an EMR Serverless job run of the same module (eo/cloud/emr_serverless.py).
+
+    A run counts as live until it has ended, CANCELLING included (emr_serverless.LIVE): a restart
+    never overlaps the run it replaces."""
 
     NAME = "eo-stream"
-    LIVE = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING")
+    # How long `kill` waits for the runs it cancelled to end, and how often it looks. No grace
+    # period is asked for, so a run is usually CANCELLED within a minute or two.
+    CANCEL_WAIT_SECONDS, POLL_SECONDS = 300.0, 10.0
 
     def __init__(self, settings: Settings, client=None) -> None:
         from eo.cloud import emr_serverless
@@ -73,11 +83,15 @@ class EmrStreamService:
         self.application = str(outputs["emr_application_id"])
         self.client = client or emr_serverless.aws_client("emr-serverless", str(outputs["region"]))
 
+    def live_states(self) -> dict[str, str]:
+        """The stream's job runs that have not ended: id -> state."""
+        from eo.cloud.emr_serverless import LIVE
+
+        pages = self.client.get_paginator("list_job_runs").paginate(applicationId=self.application, states=list(LIVE))
+        return {run["id"]: run["state"] for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME}
+
     def live_runs(self) -> list[str]:
-        pages = self.client.get_paginator("list_job_runs").paginate(
-            applicationId=self.application, states=list(self.LIVE)
-        )
-        return [run["id"] for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME]
+        return list(self.live_states())
 
     def running(self) -> bool:
         return bool(self.live_runs())
@@ -93,9 +107,17 @@ class EmrStreamService:
         return f"job run {run_id}"
 
     def kill(self) -> str | None:
-        runs = self.live_runs()
-        for run_id in runs:
-            self.client.cancel_job_run(applicationId=self.application, jobRunId=run_id)
+        """Cancel the live runs (one already CANCELLING is not cancelled twice) and wait until they
+        have ended, so that a start right after it does not overlap them."""
+        runs = self.live_states()
+        for run_id, state in runs.items():
+            if state != "CANCELLING":
+                self.client.cancel_job_run(applicationId=self.application, jobRunId=run_id)
+        deadline = time.monotonic() + self.CANCEL_WAIT_SECONDS
+        while left := sorted(set(self.live_runs()) & runs.keys()):
+            if time.monotonic() >= deadline:
+                raise StillCancelling(f"job runs {', '.join(left)} still cancelling: nothing starts beside them")
+            time.sleep(self.POLL_SECONDS)
         return f"job runs {', '.join(runs)}" if runs else None
 
     def held(self) -> str | None:

@@ -12,20 +12,17 @@ import uuid
 
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
+from eo.runtime.live_tables import metadata_uri, read_generation
 from eo.runtime.storage import files_under
-
-
-def _metadata(settings: Settings, query: str) -> str:
-    return f"{settings.checkpoint_path(query)}/metadata"
 
 
 def ensure_id(settings: Settings, query: str) -> str:
     """The checkpoint's stream id (8 characters), written first if the checkpoint is new: Spark
     then adopts it as the query's id."""
-    uri = _metadata(settings, query)
+    uri = metadata_uri(settings, query)
     if not environment(settings).lake_files.exists(uri):
         environment(settings).lake_files.write_text(uri, json.dumps({"id": str(uuid.uuid4())}) + "\n")
-    return json.loads(environment(settings).lake_files.read_text(uri).splitlines()[0])["id"][:8]
+    return read_generation(settings, uri)
 
 
 def has_offsets(settings: Settings, query: str) -> bool:

@@ -10,8 +10,13 @@ One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-bat
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
 
@@ -20,8 +25,9 @@ from eo.runtime import lake
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
-from eo.runtime.fencing import EXIT_FENCED
+from eo.runtime.fencing import EXIT_FENCED, Fence, Heartbeat
 from eo.runtime.kafka_admin import topic_partitions
+from eo.runtime.live_tables import app_id_of
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint
 from streaming.microbatch import MicroBatch
@@ -64,40 +70,67 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
         began = time.monotonic()  # from here on it is a start like any other, only warm
     partitions = _partitions(settings)
     started = time.monotonic()
-    generation = checkpoint.ensure_id(settings, QUERY)
-    app_id = f"{QUERY}-{generation}"
+    app_id = app_id_of(checkpoint.ensure_id(settings, QUERY))
     fence, sinks = take_over(settings, app_id)
-    new = not checkpoint.has_offsets(settings, QUERY)
-    source = Source(
-        starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
-        max_offsets_per_trigger=knobs.max_offsets_per_trigger,
-    )
-    print(
-        f"[streaming] ready in {time.monotonic() - began:.1f} s "
-        f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
-        flush=True,
-    )
-
-    def records_of(batch_id: int) -> DataFrame:
-        start, end = checkpoint.kafka_range(settings, QUERY, batch_id)
-        return kafka_records_between(spark, settings, start, end)
-
-    batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
-    try:
-        if new and not lake.read(spark, settings, SEED).isEmpty():
-            read_seed(spark, settings, batch, source)
-        return run_query(spark, settings, knobs, batch, source, started)
-    except Exception as exc:
-        layer = refused_by(exc, fence)
-        if layer is None:
-            raise
+    with holding(fence):
+        new = not checkpoint.has_offsets(settings, QUERY)
+        source = Source(
+            starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
+            max_offsets_per_trigger=knobs.max_offsets_per_trigger,
+        )
         print(
-            f"FENCED: a newer instance of this streaming job has started; {layer} refused this one's "
-            f"commit ({QUERY} epoch {fence.epoch}). It stops without committing anything more.",
-            file=sys.stderr,
+            f"[streaming] ready in {time.monotonic() - began:.1f} s "
+            f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
             flush=True,
         )
-        return EXIT_FENCED
+
+        def records_of(batch_id: int) -> DataFrame:
+            start, end = checkpoint.kafka_range(settings, QUERY, batch_id)
+            return kafka_records_between(spark, settings, start, end)
+
+        batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
+        try:
+            if new and not lake.read(spark, settings, SEED).isEmpty():
+                read_seed(spark, settings, batch, source)
+            return run_query(spark, settings, knobs, batch, source, started)
+        except Exception as exc:
+            layer = refused_by(exc, fence)
+            if layer is None:
+                raise
+            print(
+                f"FENCED: a newer instance of this streaming job has started; {layer} refused this one's "
+                f"commit ({QUERY} epoch {fence.epoch}). It stops without committing anything more.",
+                file=sys.stderr,
+                flush=True,
+            )
+            return EXIT_FENCED
+
+
+@contextmanager
+def holding(fence: Fence) -> Iterator[None]:
+    """The stream's hold on its lease, renewed while the job runs (what `rebuild --target main` and
+    `ops.reset` respect) and let go when it ends, however it ends here.
+
+    SIGTERM (make stream-stop, a cancelled job run) still ends the process at once, as it did, but
+    lets go first: a reset right after a stop is not refused until the hold expires. Only the
+    main thread can set a handler (a test may run the job on another)."""
+    heartbeat = Heartbeat(fence).start()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+
+    def stop(signum: int, frame) -> None:
+        heartbeat.stop()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    if main:
+        signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+        heartbeat.stop()
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

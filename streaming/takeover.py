@@ -3,14 +3,12 @@ and which layer refused a superseded instance's commit (eo/runtime/fencing.py, e
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
-from eo.runtime import commits
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
-from eo.runtime.fencing import Fence
+from eo.runtime.fencing import HOLD_SECONDS, Fence
 from eo.runtime.hooks import hooks
 from eo.runtime.lake import ensure_reference, ensure_tables
+from eo.runtime.live_tables import claim, holder
 from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
 
@@ -24,16 +22,15 @@ def prepare(spark, settings: Settings) -> None:
 
 
 def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.PostgresSink]]:
-    """A new epoch for this instance; every table the query writes claimed with it.
+    """A new epoch for this instance, held by it (renew it: eo/runtime/fencing.py `Heartbeat`);
+    every table the query writes claimed with it.
 
     From here on an older instance cannot commit (eo/runtime/fencing.py, eo/runtime/commits.py)."""
     dsn = environment(settings).sink_dsn
     if dsn:
         postgres.create_tables(dsn)
-    fence = Fence.start(environment(settings).lease(), QUERY)
-    tables = [environment(settings).table(t.name) for t in WRITES]
-    with ThreadPoolExecutor(len(tables)) as pool:  # independent tables: claim them at once
-        list(pool.map(lambda table: commits.claim(table, app_id, fence.epoch), tables))
+    fence = Fence.start(environment(settings).lease(), QUERY, holder(), HOLD_SECONDS)
+    claim(settings, app_id, fence.epoch, WRITES)
     sinks = [postgres.PostgresSink(dsn, fence), *hooks().sinks(dsn, fence)] if dsn else []
     print(
         f"[streaming] {QUERY} epoch {fence.epoch}; PostgreSQL sinks: {', '.join(s.guarantee for s in sinks) or 'none'}",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from eo.cloud.outputs import LOG_STORE_KEYS
+from eo.runtime.fencing import HeldBy, live
 
 
 class DynamoLease:
@@ -15,13 +17,14 @@ class DynamoLease:
     actions this needs; no database to run. Items live beside the log store's under a `tablePath`
     no S3 path can have (`lease://<job>`), so the log store never reads them. Taking an epoch is
     one atomic `ADD` (an update is serialised per item), and reads are strongly consistent, so
-    `current` sees every epoch taken before it.
+    `current` sees every epoch taken before it. The hold (holder, expires_at) is set with the epoch
+    in the same update, and renewed or released by updates conditional on the epoch.
     """
 
     HASH, RANGE = LOG_STORE_KEYS["hash"], LOG_STORE_KEYS["range"]
 
-    def __init__(self, table: str, client) -> None:
-        self.table, self.client = table, client
+    def __init__(self, table: str, client, clock: Callable[[], float] = time.time) -> None:
+        self.table, self.client, self.clock = table, client, clock
 
     @classmethod
     def for_settings(cls, settings) -> DynamoLease:
@@ -35,16 +38,58 @@ class DynamoLease:
     def _key(self, job: str) -> dict:
         return {self.HASH: {"S": f"lease://{job}"}, self.RANGE: {"S": "epoch"}}
 
-    def acquire(self, job: str) -> int:
+    def acquire(self, job: str, holder: str = "", ttl: float = 0.0) -> int:
+        now = self.clock()
         answer = self.client.update_item(
             TableName=self.table,
             Key=self._key(job),
-            UpdateExpression="ADD epoch :one SET started_at = :now",
-            ExpressionAttributeValues={":one": {"N": "1"}, ":now": {"N": str(int(time.time()))}},
+            UpdateExpression="ADD epoch :one SET started_at = :now, holder = :holder, expires_at = :expires",
+            ExpressionAttributeValues={
+                ":one": {"N": "1"},
+                ":now": {"N": str(int(now))},
+                ":holder": {"S": holder},
+                ":expires": {"N": repr(now + ttl if holder else 0.0)},
+            },
             ReturnValues="UPDATED_NEW",
         )
         return int(answer["Attributes"]["epoch"]["N"])
 
     def current(self, job: str) -> int:
-        item = self.client.get_item(TableName=self.table, Key=self._key(job), ConsistentRead=True).get("Item")
+        item = self._item(job)
         return int(item["epoch"]["N"]) if item else 0
+
+    def _item(self, job: str) -> dict | None:
+        return self.client.get_item(TableName=self.table, Key=self._key(job), ConsistentRead=True).get("Item")
+
+    def _update_if(self, job: str, epoch: int, update: str, condition: str, values: dict) -> bool:
+        """One update of the item, applied only while `epoch` is the newest: False otherwise."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=self._key(job),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues={":epoch": {"N": str(epoch)}, **values},
+            )
+            return True
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+
+    def renew(self, job: str, epoch: int, ttl: float) -> bool:
+        expires = {":expires": {"N": repr(self.clock() + ttl)}, ":none": {"S": ""}}
+        return self._update_if(job, epoch, "SET expires_at = :expires", "epoch = :epoch AND holder <> :none", expires)
+
+    def release(self, job: str, epoch: int) -> bool:
+        cleared = {":none": {"S": ""}, ":zero": {"N": "0"}}
+        return self._update_if(job, epoch, "SET holder = :none, expires_at = :zero", "epoch = :epoch", cleared)
+
+    def held(self, job: str) -> HeldBy | None:
+        item = self._item(job)
+        if not item:
+            return None
+        holder, expires_at = item.get("holder", {}).get("S", ""), float(item.get("expires_at", {}).get("N", "0"))
+        return live(holder, int(item["epoch"]["N"]), expires_at, self.clock())

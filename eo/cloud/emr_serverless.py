@@ -24,6 +24,9 @@ from eo.runtime.config import REPO_ROOT, Settings, load_settings
 
 ENTRY_POINTS = ("streaming/run.py", "batch/rebuild.py", "batch/verify.py", "batch/maintenance.py")
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
+# Every other state is live. CANCELLING too: the run's driver gets a grace period to stop and may
+# still commit meanwhile, so nothing may start beside it until it is CANCELLED.
+LIVE = ("SUBMITTED", "PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELLING")
 EMR_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "emr"
 # Which jars the last upload put in the artifacts bucket, for which release: what job drivers name,
 # wherever they are built (on MWAA there is no .cache/jars).

@@ -1,9 +1,9 @@
 """The active lock: an OS lock (`flock`) the active instance of a job holds for its whole life.
 
-The stream holds it while it runs; a warm standby (streaming/standby.py) waits on it, and the
-commands that must not run beside the stream (a rebuild into the live tables, a reset) refuse
-while it is held. It lives beside the checkpoints, so it covers one machine: correctness never
-rests on it (the epochs keep instances apart, eo/runtime/fencing.py).
+The stream holds it while it runs; a warm standby (streaming/standby.py) waits on it. It lives
+beside the checkpoints, so it covers one machine: correctness never rests on it (the epochs keep
+instances apart, eo/runtime/fencing.py). The commands that must not run beside the stream (a
+rebuild into the live tables, a reset) ask the lease instead, which every machine shares.
 """
 
 from __future__ import annotations

@@ -8,11 +8,22 @@ checkpoints (one machine). Commits are fenced two ways:
 - Delta: commits carry a transaction id (app id = job, version = epoch << 40 | position); the new
   instance first claims every table it writes with its epoch. A writer refuses to commit when a
   newer epoch holds the table, and a commit that raced the claim fails (eo/runtime/commits.py).
+
+The lease also says whether the stream holds it right now: the stream records itself as holder
+when it takes its epoch and renews an expiry on a heartbeat. Commands that must not run beside
+the stream (a rebuild into the live tables, a reset) refuse while a live holder is recorded, on
+one machine or many (eo/runtime/live_tables.py `claim_while_stopped`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -38,17 +49,48 @@ def decode_version(version: int) -> tuple[int, int]:
     return version >> EPOCH_SHIFT, version & ((1 << EPOCH_SHIFT) - 1)
 
 
+@dataclass(frozen=True)
+class HeldBy:
+    """A live holder of a job's lease: the instance that took `epoch` and renews it until `expires_at`."""
+
+    holder: str
+    epoch: int
+    expires_at: float  # Unix seconds, by the renewing machine's clock
+
+    def __str__(self) -> str:
+        until = dt.datetime.fromtimestamp(self.expires_at, dt.UTC).strftime("%H:%M:%S UTC")
+        return f"{self.holder}, epoch {self.epoch}, renewed until {until}"
+
+
 class Lease(Protocol):
-    def acquire(self, job: str) -> int: ...
+    """Increasing epochs per job, and who holds the newest one right now.
+
+    `acquire` takes the next epoch; with a holder and a ttl it also records that the holder (the
+    stream) holds it until now + ttl. `renew` extends that, and `release` ends it, only while the
+    epoch is still the newest. `held` reports a holder whose hold has not expired."""
+
+    def acquire(self, job: str, holder: str = "", ttl: float = 0.0) -> int: ...
 
     def current(self, job: str) -> int: ...
 
+    def renew(self, job: str, epoch: int, ttl: float) -> bool: ...
+
+    def release(self, job: str, epoch: int) -> bool: ...
+
+    def held(self, job: str) -> HeldBy | None: ...
+
+
+def live(holder: str, epoch: int, expires_at: float, now: float) -> HeldBy | None:
+    return HeldBy(holder, epoch, expires_at) if holder and expires_at > now else None
+
 
 class FileLease:
-    """Epochs as files created with O_EXCL: atomic on a local file system."""
+    """Epochs as files, each made with its hold record in it by a hard link (which, like O_EXCL,
+    fails when the name exists): atomic on a local file system. A renewal or release replaces
+    only its own epoch's file (os.replace is atomic), so a stale one cannot touch a newer hold."""
 
-    def __init__(self, root: str) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str, clock: Callable[[], float] = time.time) -> None:
+        self.root, self.clock = Path(root), clock
 
     def _folder(self, job: str) -> Path:
         folder = self.root / "_leases" / job
@@ -59,30 +101,73 @@ class FileLease:
         epochs = [int(p.name) for p in self._folder(job).iterdir() if p.name.isdigit()]
         return max(epochs, default=0)
 
-    def acquire(self, job: str) -> int:
+    def _record(self, folder: Path, holder: str, ttl: float) -> str:
+        """A scratch file holding (holder, expires_at), to be linked or moved into place."""
+        fd, path = tempfile.mkstemp(dir=folder, prefix=".hold-")
+        with os.fdopen(fd, "w") as out:
+            json.dump({"holder": holder, "expires_at": self.clock() + ttl if holder else 0.0}, out)
+        return path
+
+    def _read(self, job: str, epoch: int) -> tuple[str, float]:
+        try:
+            text = (self._folder(job) / str(epoch)).read_text()
+        except FileNotFoundError:
+            return "", 0.0
+        record = json.loads(text) if text else {}  # epochs taken before holds existed are empty
+        return record.get("holder", ""), float(record.get("expires_at", 0.0))
+
+    def acquire(self, job: str, holder: str = "", ttl: float = 0.0) -> int:
+        folder = self._folder(job)
         while True:
             epoch = self.current(job) + 1
+            record = self._record(folder, holder, ttl)
             try:
-                os.close(os.open(self._folder(job) / str(epoch), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                os.link(record, folder / str(epoch))
                 return epoch
             except FileExistsError:
                 continue  # another instance took it: take the next one
+            finally:
+                os.unlink(record)
+
+    def _rewrite(self, job: str, epoch: int, holder: str, ttl: float) -> bool:
+        if self.current(job) != epoch:
+            return False
+        os.replace(self._record(self._folder(job), holder, ttl), self._folder(job) / str(epoch))
+        return True
+
+    def renew(self, job: str, epoch: int, ttl: float) -> bool:
+        holder, _ = self._read(job, epoch)
+        return bool(holder) and self._rewrite(job, epoch, holder, ttl)
+
+    def release(self, job: str, epoch: int) -> bool:
+        return self._rewrite(job, epoch, "", 0.0)
+
+    def held(self, job: str) -> HeldBy | None:
+        epoch = self.current(job)
+        holder, expires_at = self._read(job, epoch)
+        return live(holder, epoch, expires_at, self.clock())
 
 
 LEASE_DDL = """
 CREATE TABLE IF NOT EXISTS job_lease (
     job TEXT PRIMARY KEY,
     epoch BIGINT NOT NULL,
-    started_at TIMESTAMPTZ NOT NULL DEFAULT now()
-)
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    holder TEXT NOT NULL DEFAULT '',
+    expires_at DOUBLE PRECISION NOT NULL DEFAULT 0
+);
+-- a lease table made before holds were recorded
+ALTER TABLE job_lease ADD COLUMN IF NOT EXISTS holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE job_lease ADD COLUMN IF NOT EXISTS expires_at DOUBLE PRECISION NOT NULL DEFAULT 0
 """
 
 
 class PostgresLease:
-    """The lease row of each job, in the same database the external sink commits to."""
+    """The lease row of each job, in the same database the external sink commits to. Every change
+    is one statement on the row (an UPDATE is atomic and waits for a commit holding the row)."""
 
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
+    def __init__(self, dsn: str, clock: Callable[[], float] = time.time) -> None:
+        self.dsn, self.clock = dsn, clock
         with self.connect() as conn:
             conn.execute(LEASE_DDL)
 
@@ -91,13 +176,15 @@ class PostgresLease:
 
         return psycopg.connect(self.dsn, autocommit=False)
 
-    def acquire(self, job: str) -> int:
+    def acquire(self, job: str, holder: str = "", ttl: float = 0.0) -> int:
+        expires_at = self.clock() + ttl if holder else 0.0
         with self.connect() as conn:
             row = conn.execute(
-                "INSERT INTO job_lease (job, epoch) VALUES (%s, 1) "
-                "ON CONFLICT (job) DO UPDATE SET epoch = job_lease.epoch + 1, started_at = now() "
+                "INSERT INTO job_lease (job, epoch, holder, expires_at) VALUES (%s, 1, %s, %s) "
+                "ON CONFLICT (job) DO UPDATE SET epoch = job_lease.epoch + 1, started_at = now(), "
+                "holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at "
                 "RETURNING epoch",
-                (job,),
+                (job, holder, expires_at),
             ).fetchone()
             return int(row[0])
 
@@ -105,6 +192,30 @@ class PostgresLease:
         with self.connect() as conn:
             row = conn.execute("SELECT epoch FROM job_lease WHERE job = %s", (job,)).fetchone()
             return int(row[0]) if row else 0
+
+    def renew(self, job: str, epoch: int, ttl: float) -> bool:
+        with self.connect() as conn:
+            return (
+                conn.execute(
+                    "UPDATE job_lease SET expires_at = %s WHERE job = %s AND epoch = %s AND holder <> ''",
+                    (self.clock() + ttl, job, epoch),
+                ).rowcount
+                == 1
+            )
+
+    def release(self, job: str, epoch: int) -> bool:
+        with self.connect() as conn:
+            return (
+                conn.execute(
+                    "UPDATE job_lease SET holder = '', expires_at = 0 WHERE job = %s AND epoch = %s", (job, epoch)
+                ).rowcount
+                == 1
+            )
+
+    def held(self, job: str) -> HeldBy | None:
+        with self.connect() as conn:
+            row = conn.execute("SELECT holder, epoch, expires_at FROM job_lease WHERE job = %s", (job,)).fetchone()
+        return live(row[0], int(row[1]), float(row[2]), self.clock()) if row else None
 
 
 def assert_epoch_in(conn, job: str, epoch: int) -> None:
@@ -124,8 +235,9 @@ class Fence:
     epoch: int
 
     @classmethod
-    def start(cls, lease: Lease, job: str) -> Fence:
-        return cls(lease, job, lease.acquire(job))
+    def start(cls, lease: Lease, job: str, holder: str = "", ttl: float = 0.0) -> Fence:
+        """A new epoch; with a holder, also held by it for `ttl` seconds (renew it: `Heartbeat`)."""
+        return cls(lease, job, lease.acquire(job, holder, ttl))
 
     def check(self) -> None:
         current = self.lease.current(self.job)
@@ -135,3 +247,51 @@ class Fence:
     def position(self, batch_id: int) -> int:
         """A micro-batch's position in the job's transaction versions (0 means none yet)."""
         return batch_id + 1
+
+
+# The stream holds its lease for HOLD_SECONDS and renews it every HEARTBEAT_SECONDS. Why: five
+# renewals can fail in a row (a network blip, throttling) before a running stream looks stopped,
+# and a stream that died without letting go (SIGKILL, a lost machine) keeps a reset or a rebuild
+# of the live tables waiting one minute at most. Correctness never rests on the hold: a command
+# that proceeds takes a new epoch, which fences a stream that was only paused.
+HEARTBEAT_SECONDS = 10.0
+HOLD_SECONDS = 60.0
+
+
+class Heartbeat:
+    """Renews a fence's hold on a background thread until stopped; stops on its own once a newer
+    epoch has taken over (the instance is then fenced, and its next check stops it)."""
+
+    def __init__(self, fence: Fence, every: float = HEARTBEAT_SECONDS, ttl: float = HOLD_SECONDS, log=print) -> None:
+        self.fence, self.every, self.ttl, self.log = fence, every, ttl, log
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
+
+    def beat(self) -> bool:
+        """One renewal; False once the epoch is superseded (or the hold was released)."""
+        return self.fence.lease.renew(self.fence.job, self.fence.epoch, self.ttl)
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.every):
+            try:
+                if not self.beat():
+                    self.log(f"[lease] {self.fence.job} epoch {self.fence.epoch} was superseded: no more renewals")
+                    return
+            except Exception as exc:  # noqa: BLE001 (transient: the next beat tries again before expiry)
+                self.log(f"[lease] renewing {self.fence.job} failed, trying again: {exc}")
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def stop(self, release: bool = True) -> None:
+        """Stop renewing; by default also let go of the hold (a no-op once superseded)."""
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)  # a renewal in flight must not land after the release
+        if not release:
+            return
+        try:
+            self.fence.lease.release(self.fence.job, self.fence.epoch)
+        except Exception as exc:  # noqa: BLE001 (the job's own outcome matters more: the hold lapses anyway)
+            self.log(f"[lease] releasing {self.fence.job} failed ({exc}): the hold lapses within {self.ttl:.0f} s")

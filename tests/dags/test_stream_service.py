@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from eo.runtime.config import load_settings
-from ops.stream_service import EmrStreamService, LocalStreamService, stream_service, supervise
+from ops.stream_service import EmrStreamService, LocalStreamService, StillCancelling, stream_service, supervise
 from tests.dags.test_emr_serverless import aws  # noqa: F401 - the moto AWS fixture
 
 pytestmark = pytest.mark.unit
@@ -80,16 +80,25 @@ def test_each_environment_gets_its_service(aws):  # noqa: F811
 
 
 class RunningRuns:
-    """moto's job runs end at once; here the started stream keeps running until cancelled."""
+    """moto's job runs end at once; here the started stream keeps running until cancelled, and a
+    cancelled run stays CANCELLING for `cancelling` listings (its driver's grace period) first."""
 
-    def __init__(self, emr) -> None:
-        self.emr, self.cancelled = emr, []
+    def __init__(self, emr, cancelling: int = 0) -> None:
+        self.emr, self.cancelled, self.cancelling = emr, [], cancelling
+        self.listings_left: dict[str, int] = {}  # per cancelled run: CANCELLING listings still to come
+
+    def state(self, run_id: str) -> str:
+        if run_id not in self.cancelled:
+            return "RUNNING"
+        left = self.listings_left.setdefault(run_id, self.cancelling)
+        self.listings_left[run_id] = max(left - 1, 0)
+        return "CANCELLING" if left else "CANCELLED"
 
     def start_job_run(self, **kwargs):
         return self.emr.start_job_run(**kwargs)
 
     def get_paginator(self, name):
-        emr, cancelled = self.emr, self.cancelled
+        emr, state = self.emr, self.state
 
         class Pages:
             def paginate(self, applicationId, states):
@@ -97,8 +106,8 @@ class RunningRuns:
                     runs = emr.list_job_runs(applicationId=applicationId)["jobRuns"]
                 except emr.exceptions.ResourceNotFoundException:  # moto, for an application without runs yet
                     runs = []
-                alive = [dict(r, state="RUNNING") for r in runs if r["id"] not in cancelled]
-                return [{"jobRuns": [r for r in alive if r["state"] in states]}]
+                listed = [dict(r, state=state(r["id"])) for r in runs]
+                return [{"jobRuns": [r for r in listed if r["state"] in states]}]
 
         return Pages()
 
@@ -128,6 +137,36 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     supervise(service, report(True, lag=5, silent_s=3600), 15, True)  # stalled: cancelled, started anew
     assert service.client.cancelled == [runs[0]["id"]]
     assert len(aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]) == 2 and service.running()
+
+
+def test_a_cancelling_stream_job_run_is_live_until_it_has_ended(aws, monkeypatch):  # noqa: F811
+    """Cancelled by hand or by the supervisor, a run is CANCELLING while its driver stops, and may
+    still commit: nothing starts beside it, and a restart waits for it to end."""
+    from eo.cloud import emr_serverless
+
+    settings = load_settings("aws")
+    emr_serverless.upload(settings, aws["s3"], log=lambda _: None)
+    runs = RunningRuns(aws["emr"], cancelling=3)
+    service = EmrStreamService(settings, client=runs)
+    monkeypatch.setattr(service, "POLL_SECONDS", 0.0)
+    service.start()
+    (old,) = service.live_runs()
+    runs.cancelled.append(old)  # cancelled in the console: CANCELLING for the next 3 listings
+    assert service.live_states() == {old: "CANCELLING"}
+    assert service.running() and service.start() is None  # live: no second run beside it
+    outcome = supervise(service, report(True, lag=5, silent_s=3600), 15, True)  # stalled: kill, then start
+    assert outcome.startswith("restarted as job run ")
+    assert runs.cancelled == [old]  # not cancelled twice: kill waited for it to end
+    new = service.live_runs()
+    assert len(new) == 1 and new != [old]
+
+    monkeypatch.setattr(service, "CANCEL_WAIT_SECONDS", 0.0)
+    runs.cancelling = 100  # a run that takes longer than kill waits
+    with pytest.raises(StillCancelling, match="still cancelling: nothing starts beside them"):
+        supervise(service, report(True, lag=5, silent_s=3600), 15, True)
+    assert runs.cancelled == [old, new[0]]
+    assert service.live_states() == {new[0]: "CANCELLING"}  # and nothing was started beside it
+    assert len(aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]) == 2
 
 
 def test_by_hand_the_stream_starts_once_as_the_service_the_supervisor_watches(monkeypatch, capsys):

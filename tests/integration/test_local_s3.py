@@ -1,6 +1,6 @@
 """The local-s3 environment against a real S3-compatible server (moto's, on loopback): the epoch
-lease in its DynamoDB, and the VACUUM guard reading a lagging stream's checkpoint and Delta log
-from the buckets, through the same command an operator runs."""
+lease in its DynamoDB (the stream's hold seen from another machine), and the VACUUM guard reading a
+lagging stream's checkpoint and Delta log from the buckets, through the same command an operator runs."""
 
 from __future__ import annotations
 
@@ -101,3 +101,51 @@ def test_files_a_task_writes_to_the_bucket_are_committed_as_metadata(local_s3):
     files = data_files.write_files(env.arrow_filesystem(table.uri), rows, ["event_date"], "1-00000-1")
     assert commits.append_files(table, data_files.add_actions(files), commits.Txn("app", 0, 1))
     assert sorted(table.refresh().to_pyarrow_table().column("event_id").to_pylist()) == ["a", "b"]
+
+
+def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_another(local_s3, tmp_path):
+    """Two machines (two working folders, as two EMR job runs have) share only the lease table. The
+    guard that `rebuild --target main` and `ops.reset` run refuses while the other machine's stream
+    holds the lease; once it lets go or its hold expires, it proceeds with a newer epoch."""
+    from eo.cloud.outputs import LOG_STORE_KEYS
+    from eo.runtime.active import ActiveLock
+    from eo.runtime.cli import NotReady
+    from eo.runtime.fencing import HOLD_SECONDS, Heartbeat
+    from eo.runtime.live_tables import QUERY, claim_while_stopped, holder
+    from tests.conftest import lake_settings
+
+    settings, _ = local_s3
+    table = f"eo-lease-{uuid.uuid4().hex[:8]}"  # a lease table of this test's own, keyed as the log store's
+    keys = [LOG_STORE_KEYS["hash"], LOG_STORE_KEYS["range"]]
+    client = DynamoLease.for_settings(settings).client
+    client.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys],
+        KeySchema=[{"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"), strict=True)],
+    )
+    shared = {"lease": "dynamodb", "lease_table": table, "aws_region": settings.aws_region}
+    shared["aws_endpoint"] = settings.aws_endpoint
+    machine_a, machine_b = (lake_settings(tmp_path / name, **shared) for name in ("a", "b"))
+    assert environment(machine_a).lock_root != environment(machine_b).lock_root
+
+    # Machine a: the stream takes its epoch and holds it, as take_over does, and renews it.
+    stream = Fence.start(environment(machine_a).lease(), QUERY, holder(), HOLD_SECONDS)
+    heartbeat = Heartbeat(stream)
+    assert heartbeat.beat()
+    assert ActiveLock.for_job(machine_b, [QUERY]).try_acquire()  # machine b's local lock knows nothing of it
+    with pytest.raises(NotReady, match=r"the stream is running: stop it \(make stream-stop\) before a reset"):
+        claim_while_stopped(machine_b, "a reset")
+    assert environment(machine_b).lease().current(QUERY) == stream.epoch  # refused: no epoch taken
+
+    heartbeat.stop()  # a clean stop lets go
+    fence = claim_while_stopped(machine_b, "a reset")
+    assert fence.epoch == stream.epoch + 1
+    with pytest.raises(Fenced):
+        stream.check()
+
+    # A stream that died without letting go: its last renewal was longer ago than the hold lasts.
+    lapsed = DynamoLease(table, client, clock=lambda: time.time() - HOLD_SECONDS - 1)
+    dead = Fence.start(lapsed, QUERY, "host-a pid 9", HOLD_SECONDS)
+    assert environment(machine_b).lease().held(QUERY) is None
+    assert claim_while_stopped(machine_b, "rebuilding --target main").epoch == dead.epoch + 1

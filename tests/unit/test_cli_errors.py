@@ -54,16 +54,28 @@ def test_a_bug_keeps_its_traceback_and_a_known_failure_is_one_line(capsys):
     assert capsys.readouterr().err == "error: the stream is running: stop it first (make stream-stop)\n"
 
 
-def test_rebuilding_live_tables_waits_for_the_stream_to_stop(monkeypatch, tmp_path, capsys):
+def no_spark(*args, **kwargs):
+    raise AssertionError("the refusal comes before any Spark session")
+
+
+def test_rebuilding_live_tables_or_a_reset_waits_for_the_stream_to_stop(monkeypatch, tmp_path, capsys):
     from batch import rebuild
-    from eo.runtime.active import ActiveLock
     from eo.runtime.config import load_settings
+    from eo.runtime.environment import environment
+    from eo.runtime.fencing import Fence
+    from ops import reset
 
     monkeypatch.setenv("EO_CHECKPOINT_ROOT", str(tmp_path))
-    stream = ActiveLock.for_job(load_settings(), ["events"])
-    assert stream.try_acquire()  # the running stream holds it
-    try:
-        assert cli.guarded(rebuild.main, ["--target", "main"]) == cli.NOT_READY
-    finally:
-        stream.release()
-    assert "the stream is running: stop it (make stream-stop)" in capsys.readouterr().err
+    monkeypatch.setattr(rebuild, "build_session", no_spark)
+    monkeypatch.setattr(reset, "build_session", no_spark)
+    settings = load_settings()
+    stream = Fence.start(environment(settings).lease(), "events", "host pid 7", 60)  # the running stream's hold
+    assert cli.guarded(rebuild.main, ["--target", "main"]) == cli.NOT_READY
+    assert (
+        "the stream is running: stop it (make stream-stop) before rebuilding --target main" in capsys.readouterr().err
+    )
+    assert reset.reset(settings) == cli.NOT_READY
+    refusal = capsys.readouterr().err
+    assert "the stream is running: stop it (make stream-stop) before a reset" in refusal
+    assert f"host pid 7, epoch {stream.epoch}, renewed until" in refusal
+    assert environment(settings).lease().current("events") == stream.epoch  # refused: no epoch taken

@@ -7,7 +7,16 @@ import pytest
 from eo.cloud.dynamodb_lease import DynamoLease
 from eo.cloud.outputs import LOG_STORE_KEYS
 from eo.runtime import commits
-from eo.runtime.fencing import Fence, Fenced, FileLease, PostgresLease, decode_version, encode_version
+from eo.runtime.fencing import (
+    Fence,
+    Fenced,
+    FileLease,
+    Heartbeat,
+    HeldBy,
+    PostgresLease,
+    decode_version,
+    encode_version,
+)
 
 
 def starts_supersede(lease) -> None:
@@ -29,6 +38,83 @@ def concurrent_starts_never_share_an_epoch(lease) -> None:
     for t in threads:
         t.join()
     assert sorted(epochs) == list(range(1, 9))
+
+
+class Clock:
+    """Seconds that pass only when a test says so: expiries without sleeping."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def holds_follow_the_epoch(lease, clock: Clock) -> None:
+    """The stream's hold: recorded with its epoch, renewed and released only while that epoch is
+    the newest, and not live once expired."""
+    assert lease.held("events") is None
+    epoch = lease.acquire("events", "host-a pid 1", 60)
+    assert lease.held("events") == HeldBy("host-a pid 1", epoch, clock.now + 60)
+    clock.now += 50
+    assert lease.renew("events", epoch, 60)  # a heartbeat: 60 s from now
+    clock.now += 59
+    assert lease.held("events") == HeldBy("host-a pid 1", epoch, clock.now + 1)
+    clock.now += 1
+    assert lease.held("events") is None  # expired: its renewals stopped (a crash, a lost machine)
+    assert lease.renew("events", epoch, 60)  # a late renewal while nobody took over holds it again
+    assert lease.held("events") is not None
+
+    rebuild = lease.acquire("events")  # a new epoch without a holder (a rebuild, a reset)
+    assert rebuild == epoch + 1 and lease.held("events") is None
+    assert not lease.renew("events", epoch, 60) and not lease.release("events", epoch)  # superseded
+    assert lease.held("events") is None
+
+    restarted = lease.acquire("events", "host-b pid 2", 60)
+    assert lease.held("events").holder == "host-b pid 2"
+    assert lease.held("other") is None  # one lease per job
+    assert lease.release("events", restarted)
+    assert lease.held("events") is None
+    assert not lease.renew("events", restarted, 60)  # a released hold is not renewed back
+    assert lease.current("events") == restarted
+
+
+@pytest.mark.unit
+def test_file_lease_holds_are_renewed_released_and_expire_with_the_epoch(tmp_path):
+    clock = Clock()
+    holds_follow_the_epoch(FileLease(str(tmp_path), clock), clock)
+
+
+@pytest.mark.unit
+def test_file_lease_reads_epochs_taken_before_holds_existed(tmp_path):
+    lease = FileLease(str(tmp_path))
+    (tmp_path / "_leases" / "events").mkdir(parents=True)
+    (tmp_path / "_leases" / "events" / "3").touch()  # as the O_EXCL lease left them: empty
+    assert lease.held("events") is None and lease.current("events") == 3
+    assert lease.acquire("events", "host pid 1", 60) == 4 and lease.held("events").epoch == 4
+    assert sorted(p.name for p in (tmp_path / "_leases" / "events").iterdir()) == ["3", "4"]  # no scratch left
+
+
+@pytest.mark.unit
+def test_a_heartbeat_renews_the_hold_and_lets_go_when_stopped_or_superseded(tmp_path):
+    clock = Clock()
+    lease = FileLease(str(tmp_path), clock)
+    stream = Fence.start(lease, "events", "host pid 1", 60)
+    heartbeat = Heartbeat(stream, every=3600, ttl=60).start()
+    clock.now += 55
+    assert heartbeat.beat() and lease.held("events").expires_at == clock.now + 60
+    heartbeat.stop()  # a clean stop: released at once, not at expiry
+    assert lease.held("events") is None and not heartbeat._thread.is_alive()
+
+    lines: list[str] = []
+    stream = Fence.start(lease, "events", "host pid 2", 60)
+    heartbeat = Heartbeat(stream, every=0.01, ttl=60, log=lines.append).start()
+    Fence.start(lease, "events")  # a reset fenced it: the heartbeat ends by itself
+    heartbeat._thread.join(timeout=10)
+    assert not heartbeat._thread.is_alive()
+    assert lines == [f"[lease] events epoch {stream.epoch} was superseded: no more renewals"]
+    heartbeat.stop()  # releasing a superseded epoch changes nothing
+    assert lease.current("events") == stream.epoch + 1
 
 
 @pytest.mark.unit
@@ -77,7 +163,7 @@ def dynamo_lease():
         # an entry of Delta's S3DynamoDBLogStore, which the lease must leave alone
         log_entry = {LOG_STORE_KEYS["hash"]: {"S": "s3://lake/silver"}, LOG_STORE_KEYS["range"]: {"S": "0.json"}}
         client.put_item(TableName="eo-delta-log", Item=log_entry)
-        yield DynamoLease("eo-delta-log", OneRequestAtATime(client))
+        yield DynamoLease("eo-delta-log", OneRequestAtATime(client), Clock())
         assert client.get_item(TableName="eo-delta-log", Key=log_entry)["Item"] == log_entry
 
 
@@ -89,6 +175,11 @@ def test_dynamodb_lease_every_start_takes_a_new_epoch_and_supersedes_the_last(dy
 @pytest.mark.unit
 def test_dynamodb_lease_concurrent_starts_never_share_an_epoch(dynamo_lease):
     concurrent_starts_never_share_an_epoch(dynamo_lease)
+
+
+@pytest.mark.unit
+def test_dynamodb_lease_holds_are_renewed_released_and_expire_with_the_epoch(dynamo_lease):
+    holds_follow_the_epoch(dynamo_lease, dynamo_lease.clock)
 
 
 @pytest.mark.unit
@@ -120,6 +211,24 @@ def test_postgres_lease_every_start_takes_a_new_epoch_and_supersedes_the_last(pg
 @pytest.mark.integration
 def test_postgres_lease_concurrent_starts_never_share_an_epoch(pg_dsn):
     concurrent_starts_never_share_an_epoch(PostgresLease(pg_dsn))
+
+
+@pytest.mark.integration
+def test_postgres_lease_holds_are_renewed_released_and_expire_with_the_epoch(pg_dsn):
+    clock = Clock()
+    holds_follow_the_epoch(PostgresLease(pg_dsn, clock), clock)
+
+
+@pytest.mark.integration
+def test_postgres_lease_adds_the_hold_to_a_lease_table_made_before_it(pg_dsn):
+    import psycopg
+
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE job_lease (job TEXT PRIMARY KEY, epoch BIGINT NOT NULL, started_at TIMESTAMPTZ)")
+        conn.execute("INSERT INTO job_lease (job, epoch) VALUES ('events', 4)")
+    lease = PostgresLease(pg_dsn)
+    assert lease.held("events") is None and lease.acquire("events", "host pid 1", 60) == 5
+    assert lease.held("events").epoch == 5
 
 
 @pytest.mark.unit
