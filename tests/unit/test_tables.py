@@ -49,6 +49,6 @@ def test_optimize_compacts_every_table_by_its_own_columns(spark, lake, capsys):
     from eo.runtime.lake import ensure_tables
 
     ensure_tables(spark, lake)
-    optimize(spark, lake)
+    optimize(lake)
     printed = capsys.readouterr().out
     assert all(f"[optimize] {name}:" in printed for name in ALL), printed

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from batch.maintenance import vacuum_table
+from eo.runtime.commits import Table
 
 pytestmark = pytest.mark.unit
 
@@ -25,7 +26,19 @@ def test_vacuum_applies_its_retention_where_the_table_would_keep_less(spark, tmp
     current = {Path(f).name for f in spark.read.format("delta").load(str(path)).inputFiles()}
     assert current < everything
 
-    vacuum_table(spark, str(path), 1)  # removed seconds ago: within the hour asked for, kept
+    vacuum_table(Table(str(path)), 1)  # removed seconds ago: within the hour asked for, kept
     assert data_files(path) == everything
-    vacuum_table(spark, str(path), 0)
+    vacuum_table(Table(str(path)), 0)
     assert data_files(path) == current
+
+
+def test_vacuum_deletes_files_no_version_referenced(spark, tmp_path):
+    """A speculative task attempt's orphan (docs/design/executor-writes.md) goes too, as with Spark's VACUUM."""
+    path = tmp_path / "table"
+    spark.range(3).write.format("delta").save(str(path))
+    committed = data_files(path)
+    (path / "part-orphan-of-a-speculative-attempt.parquet").write_bytes(b"PAR1")
+    vacuum_table(Table(str(path)), 1)  # written seconds ago: kept
+    assert "part-orphan-of-a-speculative-attempt.parquet" in data_files(path)
+    vacuum_table(Table(str(path)), 0)
+    assert data_files(path) == committed
