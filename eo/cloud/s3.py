@@ -33,7 +33,8 @@ def delta_rs_location(settings: Settings, path: str) -> tuple[str, dict[str, str
         or settings.aws_region
         or os.environ.get("AWS_REGION", ""),
         # Commits are written with S3's conditional put (If-None-Match): two writers can never both
-        # create the same log entry, which is what fencing relies on (docs/cloud.md).
+        # create the same log entry, which is what fencing relies on. It is the one commit protocol
+        # of every writer of a live table (the stream, OPTIMIZE, VACUUM; docs/cloud.md).
         "AWS_CONDITIONAL_PUT": "etag",
     }
     if endpoint:

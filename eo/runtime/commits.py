@@ -19,7 +19,12 @@ the batches the predecessor committed are still recognised as done.
 Why delta-rs and not Spark for these commits: on this project's 2-core machines a Spark MERGE
 costs 1.4-2 s and a Spark append with a transaction id ~0.9 s (Delta reconstructs the table's
 state to read the id), whatever the data; delta-rs does either in 5-30 ms (docs/hot-path.md).
-Bulk work (the batch rebuild, OPTIMIZE, VACUUM) stays with Spark.
+
+One commit protocol for every writer of a live table: the stream and the maintenance that runs
+beside it (OPTIMIZE, VACUUM: batch/maintenance.py) both commit with delta-rs, on object storage by
+S3's conditional put (eo/cloud/s3.py). Spark's S3 log stores overwrite a commit delta-rs made in
+between, so Spark writes live tables only while the stream is stopped (the batch rebuild into
+main, the reset; docs/cloud.md, "One commit protocol").
 """
 
 from __future__ import annotations
