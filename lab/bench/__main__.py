@@ -6,6 +6,7 @@ beside it, in one run on this machine.
 Phases, always run in this order (the live ones share one running job, so they come last):
   ysb         YSB from Kafka: raw Spark / the platform's exactly-once commits / PyFlink, same counts
   pipeline    catch-up of a pre-loaded topic: guarded job, unguarded baseline, raw read + reading
+  cluster     the guarded catch-up on a Spark standalone cluster of 1, then 2 workers; tables == local run's
   rebuild     batch rebuild from bronze at several sizes, and the scaling exponent
   history     micro-batch seconds with a short and a long history (engine state, silver, gold)
   fixed_cost  bursts of 1,000 events into the idle running job
@@ -36,6 +37,7 @@ from lab.bench.machine import machine, versions
 from lab.bench.sizes import DEFAULT, LIVE_PHASES, PHASES, QUICK, Profile, count, counts
 
 PORT = int(os.environ.get("EO_BENCH_KAFKA_PORT", "49092"))
+SPARK_PORT = int(os.environ.get("EO_BENCH_SPARK_PORT", "7177"))  # the cluster phase's master (UI: +1000)
 YSB_START = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)  # the YSB query does not check event times
 
 
@@ -59,6 +61,7 @@ class Bench:
         self.spark = self.submitter = self.loads = None
         self._live = None
         self._lives = 0
+        self._guarded = None  # the pipeline phase's guarded run: (its lake's settings, events, batch)
 
     def log(self, text: str) -> None:
         print(f"[bench t+{time.monotonic() - self.began:5.0f} s] {text}", flush=True)
@@ -181,6 +184,8 @@ class Bench:
         for mode in CATCH_UP_JOBS:
             settings = fresh_lake(topic, self.work / f"pipeline-{mode}")
             runs[mode] = catch_up(self.submitter, settings, mode, p.pipeline_batch, self.logs / f"pipeline-{mode}.log")
+            if mode == "guarded":
+                self._guarded = (settings, p.pipeline_events, p.pipeline_batch)
             run = runs[mode]
             self.log(f"   {mode}: {run['events']:,} events in {run['seconds']} s = {run['events_per_s']:,}/s "
                      f"({run['batches']} batches; {run['wall_seconds']} s with JVM start-up)")  # fmt: skip
@@ -195,6 +200,54 @@ class Bench:
         self.metrics["driver_bytes_per_input_byte"] = round(sum(driver.values()) / input_bytes, 4)
         self.log(f"   the guarded job's driver took {driver['collected']:,} bytes from its tasks and "
                  f"{driver['read']:,} of stored sessions, for {input_bytes:,} bytes of Kafka records")  # fmt: skip
+
+    def cluster(self) -> None:
+        from infra.spark_cluster import SparkCluster
+        from lab.bench.cluster import cluster_metrics, compare_lakes, differing, executor_conf, run_on_clusters
+        from lab.bench.pipeline import catch_up
+        from lab.bench.scaling import fresh_lake
+        from lab.bench.synthetic import clickstream_records, days_before_today
+
+        p = self.profile
+        memory = "2g"
+        if self._guarded is not None and self._guarded[1:] == (p.cluster_events, p.cluster_batch):
+            reference = self._guarded[0]  # the pipeline phase's guarded lake, same topic and batch size
+            local = self.result["pipeline"]["guarded"]
+            self.log(f"   reference: the pipeline phase's guarded run ({local['events_per_s']:,}/s)")
+        else:
+            topic = self.topic("bench-cluster")
+            records = clickstream_records(self.spark, p.cluster_events, days_before_today(p.cluster_events))
+            self.load_topic(topic, records, "events")
+            reference = fresh_lake(topic, self.work / "cluster-local")
+            local = catch_up(self.submitter, reference, "guarded", p.cluster_batch, self.logs / "cluster-local.log")
+            self.log(f"   local ({reference.spark_master}): {local['events']:,} events in {local['seconds']} s "
+                     f"= {local['events_per_s']:,}/s ({local['wall_seconds']} s with JVM start-up)")  # fmt: skip
+
+        def make_cluster(workers: int) -> SparkCluster:
+            return SparkCluster(SPARK_PORT, workers, memory, self.work / f"spark-cluster-{workers}")
+
+        comparisons = {}
+
+        def run_job(workers: int, master: str) -> dict:
+            settings = fresh_lake(reference, self.work / f"cluster-{workers}").with_overrides(spark_master=master)
+            submitter = replace(self.submitter, conf=executor_conf(workers, memory))
+            log = self.logs / f"cluster-{workers}-workers.log"
+            run = catch_up(submitter, settings, "guarded", p.cluster_batch, log)
+            self.log(f"   {workers} workers: {run['events']:,} events in {run['seconds']} s = {run['events_per_s']:,}"
+                     f"/s ({run['batches']} batches; {run['wall_seconds']} s with JVM start-up)")  # fmt: skip
+            comparisons[workers] = compare_lakes(self.spark, reference, settings)
+            self.log(f"   {workers} workers: tables equal to the local run's: "
+                     + ", ".join(f"{t} {c['equal']}" for t, c in comparisons[workers].items()))  # fmt: skip
+            return run
+
+        try:
+            runs = run_on_clusters(make_cluster, run_job, self.log)
+        finally:
+            self.result["cluster"] = {"local": local, "comparisons": comparisons}
+        self.result["cluster"]["runs"] = runs
+        self.metrics.update(cluster_metrics(runs, comparisons))
+        if not self.metrics["cluster_tables_equal"]:
+            raise RuntimeError(f"tables differ from the local run's: {differing(comparisons)}")
 
     def rebuild(self) -> None:
         from lab.bench.scaling import rebuild_at, scaling_exponent
@@ -346,6 +399,8 @@ SIZE_OPTIONS = {  # option -> (Profile field, parser, help)
     "--ysb-events": ("ysb_events", count, "YSB events (default 5M)"),
     "--pipeline-events": ("pipeline_events", count, "events of the catch-up (default 2M)"),
     "--pipeline-batch": ("pipeline_batch", count, "max offsets per micro-batch of the catch-up (default 500k)"),
+    "--cluster-events": ("cluster_events", count, "events of the cluster phase's catch-up (default 1M)"),
+    "--cluster-batch": ("cluster_batch", count, "max offsets per micro-batch of the cluster phase (default 500k)"),
     "--rebuild-sizes": ("rebuild_sizes", counts, "e.g. 1M,3M,10M"),
     "--history-sizes": ("history_sizes", counts, "two sizes, short and long, e.g. 1M,10M"),
     "--fixed-cost-bursts": ("fixed_cost_bursts", int, "bursts of 1,000 events (default 10)"),

@@ -40,6 +40,9 @@ OTHER_METRICS = (
     "ysb_raw_spark_events_per_s",
     "ysb_pyflink_events_per_s",
     "explain_seconds",  # batch/explain.py on one gold row of the largest rebuilt lake (the slower table's)
+    "cluster_workers_1_events_per_s",  # the guarded catch-up on a standalone cluster of one 1-core worker
+    "cluster_workers_2_events_per_s",  # ... of two
+    "cluster_tables_equal",  # a boolean: every table of both cluster runs == the local run's
 )
 
 REQUIRED_METRICS = tuple(dict.fromkeys([name for name, *_ in TARGETS] + list(OTHER_METRICS)))
@@ -64,6 +67,9 @@ METHODS = (
     "= everything produced before the kill committed.",
     "**Explain**: after the largest rebuild, `python -m batch.explain` on one row picked at random of each gold "
     "table (the rebuild's), through delta-rs; the slower table's seconds, and it must add up.",
+    "**Cluster**: the guarded catch-up again, on a Spark standalone cluster on this machine (master and 1, then 2 "
+    "workers of one core, one executor each; the driver outside them) on the same topic and batch size, each on a "
+    "fresh lake; every table (bronze, quarantine, silver, both gold) compared with the local run's, ignoring order.",
     "**History**: silver, gold and the engine state (through the seed, as after a reset) prefilled with a short "
     "or a long history; the same new events streamed; median of the job's own batch seconds, long / short.",
 )
@@ -89,6 +95,8 @@ def target_rows(metrics: dict) -> list[dict]:
 def _fmt(value) -> str:
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float) and value < 100:
         return f"{value:.3g}"
     return f"{value:,.0f}" if isinstance(value, int | float) else str(value)

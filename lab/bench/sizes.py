@@ -12,6 +12,8 @@ class Profile:
     ysb_batch: int = 1_000_000
     pipeline_events: int = 2_000_000
     pipeline_batch: int = 500_000
+    cluster_events: int = 1_000_000  # the cluster phase's topic: the pipeline phase's when the sizes agree
+    cluster_batch: int = 500_000
     rebuild_sizes: tuple[int, ...] = (1_000_000, 3_000_000, 10_000_000)
     history_sizes: tuple[int, int] = (1_000_000, 10_000_000)
     history_new_events: int = 300_000
@@ -36,6 +38,8 @@ QUICK = Profile(  # every phase, at sizes that only check the plumbing (make tes
     ysb_batch=50_000,
     pipeline_events=30_000,
     pipeline_batch=15_000,
+    cluster_events=30_000,  # the pipeline phase's sizes: its guarded lake is the reference
+    cluster_batch=15_000,
     rebuild_sizes=(30_000, 60_000, 120_000),
     history_sizes=(30_000, 120_000),  # 300k took 4 of the quick run's 15 min
     history_new_events=6_000,
@@ -51,7 +55,7 @@ QUICK = Profile(  # every phase, at sizes that only check the plumbing (make tes
     live_users=10_000,
 )
 
-PHASES = ("ysb", "pipeline", "rebuild", "history", "fixed_cost", "continuous", "recovery")
+PHASES = ("ysb", "pipeline", "cluster", "rebuild", "history", "fixed_cost", "continuous", "recovery")
 LIVE_PHASES = ("fixed_cost", "continuous", "recovery")
 
 

@@ -9,7 +9,7 @@ its own zip in its work folder instead; the command line is otherwise submit_com
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings
@@ -31,6 +31,7 @@ class Submitter:
     """Builds spark-submit command lines against one private zip of the job packages."""
 
     pyfiles: Path
+    conf: dict[str, str] = field(default_factory=dict)  # --conf beyond submit_conf's (a cluster's executors)
 
     @classmethod
     def for_run(cls, work: Path) -> Submitter:
@@ -38,7 +39,7 @@ class Submitter:
 
     def command(self, script: str, args: list[str], settings: Settings) -> list[str]:
         cmd = [spark_submit_binary(), "--master", settings.spark_master]
-        for key, value in submit_conf(settings).items():
+        for key, value in submit_conf(settings, self.conf).items():
             cmd += ["--conf", f"{key}={value}"]
         return [*cmd, "--py-files", str(self.pyfiles), str(REPO_ROOT / script), *args]
 

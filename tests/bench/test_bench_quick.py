@@ -22,7 +22,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_quick_bench_writes_a_complete_report(tmp_path):
-    env = {**os.environ, "EO_BENCH_KAFKA_PORT": "49192"}
+    env = {**os.environ, "EO_BENCH_KAFKA_PORT": "49192", "EO_BENCH_SPARK_PORT": "7277"}
     command = [sys.executable, "-m", "lab.bench", "--quick", "--run-id", "quick-test", "--out-root", str(tmp_path)]
     finished = subprocess.run(command, cwd=REPO_ROOT, env=env, timeout=1800)
     assert finished.returncode == 0, "a bench phase failed; see its output above"
@@ -30,6 +30,7 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     run = tmp_path / "quick-test"
     report = json.loads((run / "bench.json").read_text())
     metrics = report["metrics"]
+    # cluster_tables_equal is a bool, which is an int: measured means not None here too.
     missing = [name for name in REQUIRED_METRICS if not isinstance(metrics.get(name), int | float)]
     assert not missing, f"metrics not measured: {missing}"
     assert report["machine"]["cores"] >= 1 and report["machine"]["memory_gb"] > 0
@@ -38,6 +39,7 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     assert len(report["rebuild"]["sizes"]) == 3 and len(report["history"]["runs"]) == 2
     assert set(report["pipeline"]) == {"guarded", "unguarded", "raw_parse"}
     assert all(job["events"] > 0 for job in report["pipeline"].values())
+    assert set(report["cluster"]["runs"]) == {"1", "2"} and metrics["cluster_tables_equal"] is True
     assert len(report["fixed_cost"]["bursts"]) == report["sizes"]["fixed_cost_bursts"]
     assert report["latency"]["events"] > 0 and report["latency"]["cdf"]
     assert report["sustained"]["steps"] and {"cold", "standby"} <= set(report["recovery"])
