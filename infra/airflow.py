@@ -168,6 +168,8 @@ class AirflowService:
         """Start again each component that died, and note it (make airflow-status shows them)."""
         dead = [c for c, alive in self.running().items() if not alive]
         for component in dead:
+            if left := process.clear_group(self.pid_file(component)):  # a SIGKILLed scheduler's workers
+                print(f"{component} had left {len(left)} process(es) behind: stopped {left}", flush=True)
             pid = self._spawn(component, self.env())
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             with open(self.restarts_file, "a") as log:

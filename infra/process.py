@@ -127,6 +127,18 @@ def stop(pid_file: Path, timeout: float = 30.0) -> bool:
     return True
 
 
+def clear_group(pid_file: Path) -> list[int]:
+    """What a server that died left in its process group (an executor's workers, a log server),
+    stopped before the server starts again: they would hold its ports and go on with its work.
+    Returns their pids; nothing while the server itself is alive."""
+    pid = read_pid(pid_file)
+    if pid is None or alive(pid):
+        return []
+    if left := group(pid):
+        terminate(left)
+    return left
+
+
 def kill(pid_file: Path, sig: int = signal.SIGKILL) -> int | None:
     """Send `sig` (a crash, by default) and return the pid it went to."""
     pid = read_pid(pid_file)

@@ -284,8 +284,9 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
 
             # 8. The scheduler dies: the watchdog starts it again within seconds, and says so.
             killed = process.kill(airflow.pid_file("scheduler"))
-            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 30, "scheduler back")
+            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 60, "scheduler back")
             assert airflow.running()["scheduler"]
+            assert process.group(killed) == []  # its executor's workers and log server went too
             assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
             page.goto(f"{url}/platform/restarts")  # "Component restarts" in the navigation
             page.get_by_text("1 restart(s)").wait_for()
