@@ -9,6 +9,8 @@
 locals {
   name_prefix       = "${var.project}-${var.environment}"
   requirements_file = "${path.module}/../mwaa-requirements.txt"
+  # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
+  airflow_environment_name = "${local.name_prefix}-airflow"
 }
 
 provider "aws" {
@@ -19,14 +21,15 @@ provider "aws" {
 }
 
 module "storage" {
-  source                 = "../modules/storage"
-  name_prefix            = local.name_prefix
-  lake_bucket_name       = var.lake_bucket_name
-  checkpoint_bucket_name = var.checkpoint_bucket_name
-  artifacts_bucket_name  = var.artifacts_bucket_name
-  access_log_bucket_name = var.access_log_bucket_name
-  force_destroy          = var.force_destroy
-  tags                   = var.tags
+  source                   = "../modules/storage"
+  name_prefix              = local.name_prefix
+  airflow_environment_name = local.airflow_environment_name
+  lake_bucket_name         = var.lake_bucket_name
+  checkpoint_bucket_name   = var.checkpoint_bucket_name
+  artifacts_bucket_name    = var.artifacts_bucket_name
+  access_log_bucket_name   = var.access_log_bucket_name
+  force_destroy            = var.force_destroy
+  tags                     = var.tags
 }
 
 module "delta_log_store" {
@@ -67,7 +70,8 @@ module "iam" {
   kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix
   kafka_group_arn_prefix   = module.kafka.group_arn_prefix
   kafka_topic              = var.kafka_topic
-  airflow_environment_name = "${local.name_prefix}-airflow"
+  airflow_environment_name = local.airflow_environment_name
+  airflow_ui_allowed_cidrs = var.airflow_ui_allowed_cidrs
   tags                     = var.tags
 }
 
@@ -86,7 +90,8 @@ module "compute" {
 module "orchestration" {
   source                        = "../modules/orchestration"
   name_prefix                   = local.name_prefix
-  environment_name              = "${local.name_prefix}-airflow"
+  environment_name              = local.airflow_environment_name
+  webserver_access_mode         = var.airflow_ui_access == "public" ? "PUBLIC_ONLY" : "PRIVATE_ONLY"
   dags_bucket_name              = var.dags_bucket_name
   access_log_bucket_name        = var.access_log_bucket_name
   environment_class             = var.airflow_environment_class

@@ -83,6 +83,11 @@ output "kafka_client_security_group_id" {
 }
 
 output "airflow_webserver_url" {
-  description = "Airflow UI (private)."
+  description = "Airflow UI: public or private, as airflow_ui_access says."
   value       = module.orchestration.webserver_url
+}
+
+output "airflow_ui_policy_arn" {
+  description = "Attach it to the users or groups who sign in to the Airflow UI (from airflow_ui_allowed_cidrs, when set)."
+  value       = module.iam.airflow_ui_policy_arn
 }

@@ -82,6 +82,28 @@ variable "max_memory" {
   description = "Upper bound of memory for all Spark job runs together."
 }
 
+variable "airflow_ui_access" {
+  type        = string
+  description = "How users reach the Airflow UI: public (an AWS-hosted endpoint, sign-in through IAM, limited to airflow_ui_allowed_cidrs) or private (only from inside the VPC: a VPN, Direct Connect or an SSH tunnel through a bastion; docs/cloud.md)."
+  default     = "private"
+
+  validation {
+    condition     = contains(["public", "private"], var.airflow_ui_access)
+    error_message = "airflow_ui_access is public or private."
+  }
+}
+
+variable "airflow_ui_allowed_cidrs" {
+  type        = list(string)
+  description = "Source CIDRs from which the airflow_ui_policy lets a user sign in to the UI (aws:SourceIp); empty means any address, which a public UI should not have."
+  default     = []
+
+  validation {
+    condition     = alltrue([for cidr in var.airflow_ui_allowed_cidrs : can(cidrnetmask(cidr))])
+    error_message = "Every entry of airflow_ui_allowed_cidrs is an IPv4 CIDR, e.g. 203.0.113.0/24."
+  }
+}
+
 variable "airflow_environment_class" {
   type        = string
   description = "MWAA environment class."

@@ -299,3 +299,44 @@ def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():
     assert EmrStreamService.NAME == "eo-stream"
     assert '"${var.checkpoint_bucket_arn}/checkpoints/*"' in airflow
     assert '"${var.lake_bucket_arn}/lake/_stream/*"' in airflow  # the seed table (conf/platform.toml)
+
+
+def test_the_data_key_encrypts_mwaas_log_groups_too():
+    """MWAA names its log groups airflow-<environment>-*: the key policy must let CloudWatch Logs use
+    the key for them, or the environment fails to create its logging."""
+    storage = (TF / "modules" / "storage" / "main.tf").read_text()
+    policy = storage[storage.index('Sid       = "PlatformLogGroups"') :]
+    assert "log-group:/${var.name_prefix}/*" in policy
+    assert "log-group:airflow-${var.airflow_environment_name}-*" in policy
+    root = (ROOT / "main.tf").read_text()
+    assert 'airflow_environment_name = "${local.name_prefix}-airflow"' in root
+    assert root.count("local.airflow_environment_name") == 3  # storage, iam and orchestration: one name
+
+
+def test_airflow_may_do_what_its_dags_do_with_reports_and_metrics():
+    """lake_maintenance deletes old reports and verify_agreement writes and removes markers under
+    reports/ on the lake bucket; MWAA publishes Airflow's metrics as the execution role."""
+    iam = (TF / "modules" / "iam" / "main.tf").read_text()
+    airflow = iam[iam.index('resource "aws_iam_role_policy" "airflow"') : iam.index('resource "aws_iam_policy"')]
+    reports = airflow[airflow.index('Sid      = "Reports"') :]
+    reports = reports[: reports.index("\n      }")]
+    for action in ("s3:GetObject", "s3:PutObject", "s3:DeleteObject"):
+        assert f'"{action}"' in reports, action
+    assert '"${var.lake_bucket_arn}/reports/*"' in reports
+    assert '"airflow:PublishMetrics"' in airflow
+    assert "environment/${var.airflow_environment_name}" in airflow
+
+
+def test_the_airflow_ui_is_public_behind_an_allow_list_or_private():
+    variables = blocks(ROOT, "variable")
+    assert unquote(variables["airflow_ui_access"]["default"]) == "private"
+    assert variables["airflow_ui_allowed_cidrs"]["default"] == []
+    root = (ROOT / "main.tf").read_text()
+    assert 'var.airflow_ui_access == "public" ? "PUBLIC_ONLY" : "PRIVATE_ONLY"' in root
+    orchestration = (TF / "modules" / "orchestration" / "main.tf").read_text()
+    assert "webserver_access_mode            = var.webserver_access_mode" in orchestration
+    iam = (TF / "modules" / "iam" / "main.tf").read_text()
+    ui = iam[iam.index('resource "aws_iam_policy" "airflow_ui"') :]
+    assert '"airflow:CreateWebLoginToken"' in ui
+    assert '"aws:SourceIp" = var.airflow_ui_allowed_cidrs' in ui
+    assert "airflow_ui_policy_arn" in blocks(ROOT, "output")

@@ -184,10 +184,19 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = ["*"]
       },
       {
-        Sid      = "ReadVerdicts"
+        # verify_agreement reads verdicts and removes the rebuild marker a passing check settles;
+        # lake_maintenance's cleanup_reports deletes old reports (eo/runtime/maintenance.py).
+        Sid      = "Reports"
         Effect   = "Allow"
-        Action   = ["s3:GetObject"]
+        Action   = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"]
         Resource = ["${var.lake_bucket_arn}/reports/*"]
+      },
+      {
+        # MWAA's scheduler and workers publish Airflow's metrics to CloudWatch as the execution role.
+        Sid      = "PublishAirflowMetrics"
+        Effect   = "Allow"
+        Action   = ["airflow:PublishMetrics"]
+        Resource = ["arn:aws:airflow:${local.region}:${local.account}:environment/${var.airflow_environment_name}"]
       },
       {
         Sid      = "AirflowLogs"
@@ -234,4 +243,25 @@ resource "aws_iam_role_policy" "airflow" {
       },
     ]
   })
+}
+
+# Signing in to the Airflow UI: attach this policy to the users or groups who schedule work and
+# trigger backfills. MWAA's UI (public or private) takes a web login token; with allowed CIDRs,
+# only requests from them get one.
+resource "aws_iam_policy" "airflow_ui" {
+  name        = "${var.name_prefix}-airflow-ui"
+  description = "Sign in to the ${var.airflow_environment_name} Airflow UI as an Op user"
+  policy = jsonencode({
+    Version = "2012-10-17"
+    Statement = [merge(
+      {
+        Sid      = "SignInToTheAirflowUi"
+        Effect   = "Allow"
+        Action   = ["airflow:CreateWebLoginToken"]
+        Resource = ["arn:aws:airflow:${local.region}:${local.account}:role/${var.airflow_environment_name}/Op"]
+      },
+      length(var.airflow_ui_allowed_cidrs) > 0 ? { Condition = { IpAddress = { "aws:SourceIp" = var.airflow_ui_allowed_cidrs } } } : {},
+    )]
+  })
+  tags = var.tags
 }

@@ -58,6 +58,12 @@ variable "airflow_environment_name" {
   description = "Name of the MWAA environment (scopes its log groups and queues)."
 }
 
+variable "airflow_ui_allowed_cidrs" {
+  type        = list(string)
+  description = "Source CIDRs allowed to sign in to the Airflow UI; empty means any address."
+  default     = []
+}
+
 variable "tags" {
   type        = map(string)
   description = "Tags applied to every resource."

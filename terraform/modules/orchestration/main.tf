@@ -99,7 +99,7 @@ resource "aws_mwaa_environment" "this" {
   requirements_s3_object_version   = aws_s3_object.requirements.version_id
   startup_script_s3_path           = aws_s3_object.startup.key
   startup_script_s3_object_version = aws_s3_object.startup.version_id
-  webserver_access_mode            = "PRIVATE_ONLY"
+  webserver_access_mode            = var.webserver_access_mode
 
   airflow_configuration_options = merge(
     { "core.load_examples" = "False", "core.dags_are_paused_at_creation" = "True" },

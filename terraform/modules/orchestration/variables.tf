@@ -89,3 +89,14 @@ variable "tags" {
   description = "Tags applied to every resource."
   default     = {}
 }
+
+variable "webserver_access_mode" {
+  type        = string
+  description = "PUBLIC_ONLY (an AWS-hosted endpoint, sign-in through IAM) or PRIVATE_ONLY (from inside the VPC)."
+  default     = "PRIVATE_ONLY"
+
+  validation {
+    condition     = contains(["PUBLIC_ONLY", "PRIVATE_ONLY"], var.webserver_access_mode)
+    error_message = "webserver_access_mode is PUBLIC_ONLY or PRIVATE_ONLY."
+  }
+}

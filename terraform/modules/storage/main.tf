@@ -37,7 +37,8 @@ resource "aws_kms_key" "data" {
         Resource  = "*"
       },
       {
-        # The platform's own log groups (the network module's VPC flow logs), and no others.
+        # The platform's own log groups (the network module's VPC flow logs) and the MWAA
+        # environment's (airflow-<environment>-DAGProcessing, -Task, ...: MWAA names them), no others.
         Sid       = "PlatformLogGroups"
         Effect    = "Allow"
         Principal = { Service = "logs.${data.aws_region.current.region}.amazonaws.com" }
@@ -45,7 +46,10 @@ resource "aws_kms_key" "data" {
         Resource  = "*"
         Condition = {
           ArnLike = {
-            "kms:EncryptionContext:aws:logs:arn" = "arn:aws:logs:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:log-group:/${var.name_prefix}/*"
+            "kms:EncryptionContext:aws:logs:arn" = [
+              "arn:aws:logs:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:log-group:/${var.name_prefix}/*",
+              "arn:aws:logs:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:log-group:airflow-${var.airflow_environment_name}-*",
+            ]
           }
         }
       },

@@ -3,6 +3,11 @@ variable "name_prefix" {
   description = "Prefix of every resource name, e.g. eo-dev."
 }
 
+variable "airflow_environment_name" {
+  type        = string
+  description = "Name of the MWAA environment, whose log groups (airflow-<name>-*) the key encrypts."
+}
+
 variable "lake_bucket_name" {
   type        = string
   description = "Bucket for the Delta tables (bronze, silver, gold, quarantine) and the verification reports."
