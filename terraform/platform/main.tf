@@ -9,6 +9,8 @@
 locals {
   name_prefix       = "${var.project}-${var.environment}"
   requirements_file = "${path.module}/../mwaa-requirements.txt"
+  repo_root         = abspath("${path.module}/../..")
+  eo_env            = "aws" # conf/platform.toml's environment on AWS
   # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
   airflow_environment_name = "${local.name_prefix}-airflow"
 }
@@ -98,13 +100,25 @@ module "orchestration" {
   execution_role_arn            = module.iam.airflow_role_arn
   kms_key_arn                   = module.storage.kms_key_arn
   requirements_file             = local.requirements_file
+  repo_root                     = local.repo_root
+  dags_folder                   = "${local.repo_root}/dags"
+  plugins_folder                = "${local.repo_root}/plugins"
   subnet_ids                    = slice(module.network.private_subnet_ids, 0, 2) # MWAA takes exactly two
   security_group_ids            = [module.network.airflow_security_group_id]
   force_destroy                 = var.force_destroy
   airflow_configuration_options = { "core.default_timezone" = "utc" }
   # The one environment switch: EO_ENV=aws makes the DAGs' Spark operator submit to EMR Serverless.
-  environment_variables = { EO_ENV = "aws", EO_AWS_REGION = var.region }
+  environment_variables = { EO_ENV = local.eo_env, EO_AWS_REGION = var.region }
   tags                  = var.tags
+}
+
+# The outputs the tasks read, where they read them on MWAA (conf/terraform-outputs/<EO_ENV>.json
+# beside the DAGs; eo/runtime/tf_outputs.py takes a flat map): no `terraform output` copied by hand.
+resource "aws_s3_object" "application_outputs" {
+  bucket       = module.orchestration.dags_bucket
+  key          = "dags/conf/terraform-outputs/${local.eo_env}.json"
+  content      = jsonencode(local.application_outputs)
+  content_type = "application/json"
 }
 
 # Each environment used to be a root of its own (environments/<env>/main.tf) calling this folder as

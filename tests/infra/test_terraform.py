@@ -340,3 +340,38 @@ def test_the_airflow_ui_is_public_behind_an_allow_list_or_private():
     assert '"airflow:CreateWebLoginToken"' in ui
     assert '"aws:SourceIp" = var.airflow_ui_allowed_cidrs' in ui
     assert "airflow_ui_policy_arn" in blocks(ROOT, "output")
+
+
+def test_terraform_uploads_the_dags_what_they_import_and_the_plugins():
+    """`terraform apply` is the deploy of Airflow's side: every package the DAGs' tasks import (the
+    ones dags/.airflowignore keeps unparsed) is uploaded by an aws_s3_object, and so are the plugins."""
+    orchestration = TF / "modules" / "orchestration"
+    packages = set(unquote(blocks(orchestration, "variable")["packages"]["default"]))
+    ignored = {line.strip().rstrip("/") for line in (REPO_ROOT / "dags" / ".airflowignore").read_text().splitlines()}
+    ignored = {name for name in ignored if name and not name.startswith("#")}
+    assert ignored - {"eo_common", "conf", "platform.toml"} == packages  # eo_common lives in dags/ itself
+    main = (orchestration / "main.tf").read_text()
+    assert 'resource "aws_s3_object" "dag_files"' in main and "etag     = filemd5(each.value)" in main
+    assert 'fileset("${var.repo_root}/conf", "*.toml")' in main
+    assert "plugins_s3_path                  = aws_s3_object.plugins.key" in main
+    assert "depends_on = [aws_s3_object.dag_files]" in main
+    assert "aws s3 sync" not in (REPO_ROOT / "docs" / "cloud.md").read_text()
+
+
+def test_the_outputs_the_tasks_read_are_uploaded_where_they_read_them(monkeypatch):
+    """On MWAA the tasks find conf/terraform-outputs/aws.json beside the DAGs: Terraform writes it
+    from the same map its outputs come from, so no one copies `terraform output` by hand."""
+    from eo.runtime.tf_outputs import outputs_path
+
+    outputs = (ROOT / "outputs.tf").read_text()
+    block = outputs[outputs.index("application_outputs = {") : outputs.index("\n  }\n")]
+    assert [line.split("=")[0].strip() for line in block.splitlines()[1:]] == list(REQUIRED_OUTPUTS)
+    for name in REQUIRED_OUTPUTS:
+        assert f"value       = local.application_outputs.{name}" in outputs, name
+    root = (ROOT / "main.tf").read_text()
+    upload = root[root.index('resource "aws_s3_object" "application_outputs"') :]
+    assert 'key          = "dags/conf/terraform-outputs/${local.eo_env}.json"' in upload
+    assert "jsonencode(local.application_outputs)" in upload
+    assert 'eo_env            = "aws"' in root and "EO_ENV = local.eo_env" in root
+    monkeypatch.delenv("EO_TF_OUTPUTS", raising=False)  # MWAA sets none: the file beside the DAGs
+    assert outputs_path("aws", Path("/dags")) == Path("/dags/conf/terraform-outputs/aws.json")

@@ -73,6 +73,41 @@ resource "aws_s3_bucket_policy" "dags_tls_only" {
   depends_on = [aws_s3_bucket_public_access_block.dags]
 }
 
+locals {
+  # The DAGs at the folder's root; beside them the packages their tasks import (the DAGs folder is
+  # on sys.path; dags/.airflowignore keeps them unparsed) and the platform's configuration. Each
+  # object's etag is its file's MD5: an apply uploads what changed, and only that.
+  dag_files = merge(
+    { for f in fileset(var.dags_folder, "**/*.py") : "dags/${f}" => "${var.dags_folder}/${f}" },
+    { for f in fileset(var.dags_folder, ".airflowignore") : "dags/${f}" => "${var.dags_folder}/${f}" },
+    merge([for pkg in var.packages : { for f in fileset("${var.repo_root}/${pkg}", "**/*.py") : "dags/${pkg}/${f}" => "${var.repo_root}/${pkg}/${f}" }]...),
+    { for f in fileset("${var.repo_root}/conf", "*.toml") : "dags/conf/${f}" => "${var.repo_root}/conf/${f}" },
+  )
+}
+
+resource "aws_s3_object" "dag_files" {
+  for_each = local.dag_files
+  bucket   = aws_s3_bucket.dags.id
+  key      = each.key
+  source   = each.value
+  etag     = filemd5(each.value)
+}
+
+# MWAA reads plugins from one zip (plugins/eo_platform.py: the platform's pages in the UI).
+data "archive_file" "plugins" {
+  type        = "zip"
+  source_dir  = var.plugins_folder
+  excludes    = ["__pycache__"]
+  output_path = "${path.root}/.terraform/${var.environment_name}-plugins.zip"
+}
+
+resource "aws_s3_object" "plugins" {
+  bucket = aws_s3_bucket.dags.id
+  key    = "plugins.zip"
+  source = data.archive_file.plugins.output_path
+  etag   = data.archive_file.plugins.output_md5
+}
+
 resource "aws_s3_object" "requirements" {
   bucket = aws_s3_bucket.dags.id
   key    = "requirements.txt"
@@ -95,6 +130,8 @@ resource "aws_mwaa_environment" "this" {
   kms_key                          = var.kms_key_arn
   source_bucket_arn                = aws_s3_bucket.dags.arn
   dag_s3_path                      = "dags/"
+  plugins_s3_path                  = aws_s3_object.plugins.key
+  plugins_s3_object_version        = aws_s3_object.plugins.version_id
   requirements_s3_path             = aws_s3_object.requirements.key
   requirements_s3_object_version   = aws_s3_object.requirements.version_id
   startup_script_s3_path           = aws_s3_object.startup.key
@@ -135,4 +172,7 @@ resource "aws_mwaa_environment" "this" {
   }
 
   tags = var.tags
+
+  # The DAGs import the packages uploaded beside them: upload those first.
+  depends_on = [aws_s3_object.dag_files]
 }

@@ -100,3 +100,24 @@ variable "webserver_access_mode" {
     error_message = "webserver_access_mode is PUBLIC_ONLY or PRIVATE_ONLY."
   }
 }
+
+variable "repo_root" {
+  type        = string
+  description = "Path of the repository checkout the DAGs, packages and configuration are uploaded from."
+}
+
+variable "dags_folder" {
+  type        = string
+  description = "Local folder of the DAG files (the repository's dags/)."
+}
+
+variable "plugins_folder" {
+  type        = string
+  description = "Local folder of the Airflow plugins, zipped into plugins.zip (the repository's plugins/)."
+}
+
+variable "packages" {
+  type        = list(string)
+  description = "Folders of the repository the DAGs' tasks import, uploaded next to the DAGs."
+  default     = ["eo", "batch", "streaming", "ops", "producer", "infra"]
+}
