@@ -10,6 +10,7 @@ import os
 import threading
 import time
 import uuid
+from unittest.mock import patch
 
 import pyarrow as pa
 import pytest
@@ -32,21 +33,16 @@ def s3_settings(tmp_path_factory):
     server = LocalS3.default(PORT)
     env = {"EO_ENV": "local-s3", "EO_TF_OUTPUTS": str(tmp_path_factory.mktemp("tf") / "local-s3.json")}
     env["EO_AWS_ENDPOINT"] = server.endpoint
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    started = server.start()
-    try:
-        settings = load_settings("local-s3")
-        conf = {**settings.spark_conf, "spark.hadoop.fs.s3a.endpoint": server.endpoint}
-        yield settings.with_overrides(lake_root=f"{settings.lake_root}/race-{uuid.uuid4().hex[:8]}", spark_conf=conf)
-    finally:
-        if started:
-            server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with patch.dict(os.environ, env):  # restored on the way out
+        started = server.start()
+        try:
+            settings = load_settings("local-s3")
+            conf = {**settings.spark_conf, "spark.hadoop.fs.s3a.endpoint": server.endpoint}
+            lake_root = f"{settings.lake_root}/race-{uuid.uuid4().hex[:8]}"
+            yield settings.with_overrides(lake_root=lake_root, spark_conf=conf)
+        finally:
+            if started:
+                server.stop()
 
 
 def rows(writer: str, seq: int) -> pa.Table:

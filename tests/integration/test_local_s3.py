@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from unittest.mock import patch
 
 import pytest
 
@@ -27,25 +28,19 @@ pytestmark = pytest.mark.integration
 def local_s3(tmp_path_factory):
     outputs = tmp_path_factory.mktemp("tf") / "local-s3.json"
     env = {"EO_ENV": "local-s3", "EO_TF_OUTPUTS": str(outputs)}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    server = LocalS3.default()
-    started = server.start()  # buckets and the log store table, as the dev environment has them
-    prefix = f"t-{uuid.uuid4().hex[:8]}"
-    settings = load_settings("local-s3")
-    settings = settings.with_overrides(
-        lake_root=f"{settings.lake_root}/{prefix}", checkpoint_root=f"{settings.checkpoint_root}/{prefix}"
-    )
-    try:
-        yield settings, env
-    finally:
-        if started:
-            server.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with patch.dict(os.environ, env):  # restored on the way out
+        server = LocalS3.default()
+        started = server.start()  # buckets and the log store table, as the dev environment has them
+        prefix = f"t-{uuid.uuid4().hex[:8]}"
+        settings = load_settings("local-s3")
+        settings = settings.with_overrides(
+            lake_root=f"{settings.lake_root}/{prefix}", checkpoint_root=f"{settings.checkpoint_root}/{prefix}"
+        )
+        try:
+            yield settings, env
+        finally:
+            if started:
+                server.stop()
 
 
 def test_epochs_come_from_the_servers_dynamodb_and_fence_a_zombie(local_s3):
