@@ -134,8 +134,8 @@ class LocalS3:
             if process.port_open(self.port):
                 raise RuntimeError(f"port {self.port} is taken by another process")
             self.home.mkdir(parents=True, exist_ok=True)
-            binary = str(Path(sys.executable).parent / "moto_server")
-            process.spawn([binary, "-H", "127.0.0.1", "-p", str(self.port)], self.home / "moto.log", self.pid_file)
+            command = [sys.executable, str(Path(__file__).with_name("moto_server.py")), str(self.port)]
+            process.spawn(command, self.home / "moto.log", self.pid_file)
             process.wait_for(self.answers, 30, f"moto on {self.endpoint}")
             started = True
         self.bootstrap()
