@@ -1,6 +1,7 @@
 """The cloud way to run a job module: the same spark-submit, as an EMR Serverless job run.
 
-    python -m eo.cloud.emr_serverless upload                      # jars, job code and entry points
+    python -m eo.cloud.emr_serverless build                       # make artifacts: build/artifacts
+    python -m eo.cloud.emr_serverless upload                      # the same and the outputs, without Terraform
     python -m eo.cloud.emr_serverless run batch/rebuild.py --start 2026-11-20 --end 2026-11-21
     python -m eo.cloud.emr_serverless run --detach streaming/run.py run   # the stream: start, do not wait
 
@@ -15,14 +16,22 @@ The Airflow operator takes this path when the environment's `job_runner` is `emr
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from eo.cloud.artifacts import (
+    BUILD_DIR,
+    OUTPUTS_KEY,
+    application_conf,
+    artifact_key,
+    build_application,
+    outputs_archive,
+)
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
 
-ENTRY_POINTS = ("streaming/run.py", "batch/rebuild.py", "batch/verify.py", "batch/maintenance.py")
 TERMINAL = {"SUCCESS", "FAILED", "CANCELLED"}
 # Every other state is live. CANCELLING too: the run's driver gets a grace period to stop and may
 # still commit meanwhile, so nothing may start beside it until it is CANCELLED.
@@ -47,10 +56,6 @@ def aws_client(service: str, region: str):
     import boto3
 
     return boto3.client(service, region_name=region)
-
-
-def artifact_key(kind: str, path: Path | str) -> str:
-    return f"{kind}/{Path(path).name}" if kind in ("jars", "pyfiles") else f"entrypoints/{path}"
 
 
 def check_jar_names(runtime, names: set[str], where: str) -> None:
@@ -115,30 +120,42 @@ def check_release(runtime, outputs: dict) -> None:
         )
 
 
-def upload(settings: Settings, s3=None, log: Callable[[str], None] = print) -> list[str]:
-    """Put the jars resolved for the application's release, the zipped job packages and the entry points
-    in the artifacts bucket."""
+def build(folder: Path = BUILD_DIR) -> list[str]:
+    """`make artifacts`: the jars resolved for the application's release, their manifest and the
+    application's own artifacts (eo/cloud/artifacts.py) under `folder`, at their object keys;
+    `terraform apply` uploads them. Returns the keys, the manifest last."""
     from eo.cloud.outputs import emr_runtime
-    from eo.runtime.submit import build_pyfiles
+
+    runtime = emr_runtime()
+    jars = [Path(j) for j in emr_jar_paths(runtime)]
+    shutil.rmtree(folder / "jars", ignore_errors=True)
+    (folder / "jars").mkdir(parents=True)
+    for jar in jars:
+        shutil.copyfile(jar, folder / artifact_key("jars", jar))
+    keys = [artifact_key("jars", j) for j in jars] + build_application(folder)
+    # Which jars, for which release: what job drivers name, wherever they are built (on MWAA too).
+    manifest = {"release_label": runtime.release_label, "jars": [j.name for j in jars]}
+    (folder / JAR_MANIFEST).write_text(json.dumps(manifest))
+    return [*keys, JAR_MANIFEST]
+
+
+def upload(settings: Settings, s3=None, log: Callable[[str], None] = print, folder: Path = BUILD_DIR) -> list[str]:
+    """Without Terraform: build the artifacts (in `folder`) and put them in the artifacts bucket
+    with the environment's outputs: the objects `terraform apply` uploads."""
+    from eo.cloud.outputs import emr_runtime
 
     outputs = terraform_outputs(settings)
-    runtime = emr_runtime()
-    check_release(runtime, outputs)
+    check_release(emr_runtime(), outputs)
     s3 = s3 or aws_client("s3", str(outputs["region"]))
     bucket = str(outputs["artifacts_bucket"])
-    files = [("jars", Path(j)) for j in emr_jar_paths(runtime)]
-    files += [("pyfiles", build_pyfiles())] + [("entrypoints", REPO_ROOT / e) for e in ENTRY_POINTS]
-    keys = []
-    for n, (kind, path) in enumerate(files, 1):
-        key = artifact_key(kind, path if kind != "entrypoints" else path.relative_to(REPO_ROOT))
+    keys = build(folder)
+    outputs_archive(outputs, folder.parent / OUTPUTS_KEY)
+    files = [(OUTPUTS_KEY, folder.parent / OUTPUTS_KEY)] + [(k, folder / k) for k in keys]
+    for n, (key, path) in enumerate(files, 1):  # the manifest last: a job driver never names missing jars
         s3.upload_file(str(path), bucket, key)
-        keys.append(key)
         if n % 10 == 0 or n == len(files):
             log(f"uploaded {n}/{len(files)} artifacts to s3://{bucket}/")
-    # Last, so a job driver never names jars that are not all there yet.
-    manifest = {"release_label": runtime.release_label, "jars": [p.name for kind, p in files if kind == "jars"]}
-    s3.put_object(Bucket=bucket, Key=JAR_MANIFEST, Body=json.dumps(manifest).encode())
-    return [*keys, JAR_MANIFEST]
+    return [key for key, _ in files]
 
 
 def job_driver(
@@ -150,7 +167,8 @@ def job_driver(
     s3=None,
 ) -> dict:
     """The sparkSubmit job driver: the spark-submit command of eo.runtime.submit, with the s3:// artifacts the last
-    upload made for the application's release, and the release's own S3 DynamoDB log store jar."""
+    upload made for the application's release, the release's own S3 DynamoDB log store jar, and the
+    application's code, home and Python (eo/cloud/artifacts.py)."""
     from eo.cloud.outputs import emr_runtime
 
     runtime = emr_runtime()
@@ -160,20 +178,20 @@ def job_driver(
     s3 = s3 or aws_client("s3", str(outputs["region"]))
     uploaded = [f"s3://{bucket}/{artifact_key('jars', j)}" for j in uploaded_jars(runtime, bucket, s3)]
     delta = f"s3://{bucket}/{artifact_key('jars', runtime.jar_names()['delta-spark'])}"
-    merged = {
-        "spark.jars": ",".join([*uploaded, runtime.log_store_jar]),
-        # The delta-spark jar carries the `delta` Python package the jobs import.
-        "spark.submit.pyFiles": f"s3://{bucket}/{artifact_key('pyfiles', 'eo-jobs.zip')},{delta}",
-        # The job reads the same environment switch on the driver and the executors.
-        "spark.emr-serverless.driverEnv.EO_ENV": settings.env,
-        "spark.executorEnv.EO_ENV": settings.env,
-        **(conf or {}),
-    }
+    merged = application_conf(settings, bucket)
+    # The delta-spark jar carries the `delta` Python package the jobs import.
+    merged["spark.submit.pyFiles"] += f",{delta}"
+    merged = {"spark.jars": ",".join([*uploaded, runtime.log_store_jar]), **merged, **(conf or {})}
+    return spark_submit(bucket, script, args, merged)
+
+
+def spark_submit(bucket: str, script: str, args: list[str], conf: dict[str, str]) -> dict:
+    """A sparkSubmit job driver: the uploaded entry point `script`, its arguments, `--conf` pairs."""
     return {
         "sparkSubmit": {
             "entryPoint": f"s3://{bucket}/{artifact_key('entrypoints', script)}",
             "entryPointArguments": list(args),
-            "sparkSubmitParameters": " ".join(f"--conf {k}={v}" for k, v in merged.items()),
+            "sparkSubmitParameters": " ".join(f"--conf {k}={v}" for k, v in conf.items()),
         }
     }
 
@@ -223,6 +241,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["build"]:
+        print(f"built {len(build())} artifacts in {BUILD_DIR}: terraform apply uploads them")
+        return 0
     settings = load_settings()
     if argv[:1] == ["upload"]:
         upload(settings)
@@ -236,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             print(error, file=sys.stderr)
             return 1
         return 0
-    print("usage: python -m eo.cloud.emr_serverless upload | run [--detach] <script> [args...]", file=sys.stderr)
+    usage = "usage: python -m eo.cloud.emr_serverless build | upload | run [--detach] <script> [args...]"
+    print(usage, file=sys.stderr)
     return 2
 
 

@@ -15,9 +15,10 @@ from urllib.parse import urlsplit
 
 
 def _home() -> Path:
-    """The checkout: EO_HOME, else the folder above this package (when it is not in a zip)."""
+    """The checkout: EO_HOME, else the folder above this package (when it is not in a zip). A job run
+    names its unpacked home archive relative to its working folder (eo/cloud/artifacts.py)."""
     if os.environ.get("EO_HOME"):
-        return Path(os.environ["EO_HOME"])
+        return Path(os.environ["EO_HOME"]).resolve()
     here = Path(__file__).resolve().parents[2]
     return here if (here / "conf").is_dir() else Path.cwd()
 

@@ -10,7 +10,8 @@ locals {
   name_prefix       = "${var.project}-${var.environment}"
   requirements_file = "${path.module}/../mwaa-requirements.txt"
   repo_root         = abspath("${path.module}/../..")
-  eo_env            = "aws" # conf/platform.toml's environment on AWS
+  artifacts_dir     = "${local.repo_root}/build/artifacts" # make artifacts
+  eo_env            = "aws"                                # conf/platform.toml's environment on AWS
   # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
   airflow_environment_name = "${local.name_prefix}-airflow"
 }
@@ -81,7 +82,9 @@ module "compute" {
   source             = "../modules/compute"
   name_prefix        = local.name_prefix
   release_label      = var.emr_release_label
-  image_uri          = var.spark_image_uri
+  image_tag          = var.job_image_tag
+  kms_key_arn        = module.storage.kms_key_arn
+  force_destroy      = var.force_destroy
   max_vcpu           = var.max_vcpu
   max_memory         = var.max_memory
   subnet_ids         = module.network.private_subnet_ids
@@ -119,6 +122,41 @@ resource "aws_s3_object" "application_outputs" {
   key          = "dags/conf/terraform-outputs/${local.eo_env}.json"
   content      = jsonencode(local.application_outputs)
   content_type = "application/json"
+}
+
+# The job runs' artifacts as `make artifacts` built them (eo/cloud/artifacts.py: release jars and
+# their manifest, job code, entry points, conf), each uploaded again when its content changes.
+resource "aws_s3_object" "job_artifacts" {
+  for_each = fileset(local.artifacts_dir, "**")
+  bucket   = module.storage.artifacts_bucket
+  key      = each.value
+  source   = "${local.artifacts_dir}/${each.value}"
+  etag     = filemd5("${local.artifacts_dir}/${each.value}")
+
+  lifecycle {
+    precondition {
+      condition     = fileexists("${local.artifacts_dir}/jars/manifest.json")
+      error_message = "No job artifacts in build/artifacts: run `make artifacts` before terraform plan."
+    }
+  }
+}
+
+# The outputs the job runs read, as the zip their job driver passes with spark.archives
+# (eo/cloud/artifacts.py OUTPUTS_KEY, OUTPUTS_MEMBER).
+data "archive_file" "job_outputs" {
+  type        = "zip"
+  output_path = "${path.root}/.terraform/${local.eo_env}-${terraform.workspace}-eo-outputs.zip"
+  source {
+    content  = jsonencode(local.application_outputs)
+    filename = "terraform-outputs.json"
+  }
+}
+
+resource "aws_s3_object" "job_outputs" {
+  bucket = module.storage.artifacts_bucket
+  key    = "home/eo-outputs.zip"
+  source = data.archive_file.job_outputs.output_path
+  etag   = data.archive_file.job_outputs.output_md5
 }
 
 # Each environment used to be a root of its own (environments/<env>/main.tf) calling this folder as

@@ -110,3 +110,8 @@ output "airflow_ui_policy_arn" {
   description = "Attach it to the users or groups who sign in to the Airflow UI (from airflow_ui_allowed_cidrs, when set)."
   value       = module.iam.airflow_ui_policy_arn
 }
+
+output "job_image_repository_url" {
+  description = "ECR repository `make job-image` pushes the job image to; set job_image_tag to the tag it pushed."
+  value       = module.compute.job_image_repository_url
+}

@@ -120,9 +120,9 @@ variable "emr_release_label" {
   default     = "emr-spark-8.2.0" # make jars-emr resolves the jars for it
 }
 
-variable "spark_image_uri" {
+variable "job_image_tag" {
   type        = string
-  description = "Custom EMR Serverless image (ECR URI) built on the release's base image with the jobs' Python packages; empty for the stock image."
+  description = "Tag of the job image `make job-image` pushed to the job_image_repository_url output; empty before the first push (the stock image cannot run the jobs)."
   default     = ""
 }
 

@@ -53,9 +53,9 @@ def aws(monkeypatch, tmp_path):
         yield {"s3": s3, "emr": emr, "app": app}
 
 
-def test_upload_puts_every_artifact_the_job_driver_names(aws):
+def test_upload_puts_every_artifact_the_job_driver_names(aws, tmp_path):
     settings = load_settings("aws")
-    keys = emr_serverless.upload(settings, aws["s3"], log=lambda _: None)
+    keys = emr_serverless.upload(settings, aws["s3"], log=lambda _: None, folder=tmp_path / "artifacts")
     stored = {o["Key"] for o in aws["s3"].list_objects_v2(Bucket="eo-artifacts", MaxKeys=1000)["Contents"]}
     assert set(keys) == stored
     driver = emr_serverless.job_driver(settings, "batch/rebuild.py", ["--start", "2026-11-20"])["sparkSubmit"]
@@ -66,6 +66,7 @@ def test_upload_puts_every_artifact_the_job_driver_names(aws):
     # The release image's own log store jar is named by its local path; everything else was uploaded.
     assert runtime.log_store_jar in jars
     named |= {j for j in jars if j != runtime.log_store_jar} | set(params["spark.submit.pyFiles"].split(","))
+    named |= {a.split("#")[0] for a in params["spark.archives"].split(",")}
     assert named <= {f"s3://eo-artifacts/{k}" for k in stored}
     for name in runtime.jar_names().values():
         assert f"s3://eo-artifacts/jars/{name}" in jars
@@ -73,9 +74,9 @@ def test_upload_puts_every_artifact_the_job_driver_names(aws):
 
 
 @pytest.fixture
-def uploaded(aws):
+def uploaded(aws, tmp_path):
     """The artifacts as `python -m eo.cloud.emr_serverless upload` leaves them: job drivers read its manifest."""
-    emr_serverless.upload(load_settings("aws"), aws["s3"], log=lambda _: None)
+    emr_serverless.upload(load_settings("aws"), aws["s3"], log=lambda _: None, folder=tmp_path / "artifacts")
     return aws
 
 

@@ -375,3 +375,33 @@ def test_the_outputs_the_tasks_read_are_uploaded_where_they_read_them(monkeypatc
     assert 'eo_env            = "aws"' in root and "EO_ENV = local.eo_env" in root
     monkeypatch.delenv("EO_TF_OUTPUTS", raising=False)  # MWAA sets none: the file beside the DAGs
     assert outputs_path("aws", Path("/dags")) == Path("/dags/conf/terraform-outputs/aws.json")
+
+
+def test_terraform_uploads_the_job_artifacts_and_the_outputs_the_job_runs_read():
+    """`make artifacts` builds build/artifacts at the object keys the job driver names; Terraform
+    uploads every file of it, and writes the outputs zip the job driver passes (eo/cloud/artifacts.py)."""
+    from eo.cloud import artifacts
+
+    root = (ROOT / "main.tf").read_text()
+    assert 'artifacts_dir     = "${local.repo_root}/build/artifacts"' in root
+    assert artifacts.BUILD_DIR == REPO_ROOT / "build" / "artifacts"
+    upload = root[root.index('resource "aws_s3_object" "job_artifacts"') :]
+    assert 'for_each = fileset(local.artifacts_dir, "**")' in upload and "key      = each.value" in upload
+    assert 'fileexists("${local.artifacts_dir}/jars/manifest.json")' in upload  # make artifacts ran
+    assert (
+        f'filename = "{artifacts.OUTPUTS_MEMBER}"' in root
+        and "content  = jsonencode(local.application_outputs)" in root
+    )
+    assert f'key    = "{artifacts.OUTPUTS_KEY}"' in root
+    assert JAR_MANIFEST == "jars/manifest.json"
+
+
+def test_the_job_image_repository_is_private_immutable_scanned_and_encrypted():
+    compute = (TF / "modules" / "compute" / "main.tf").read_text()
+    repo = compute[compute.index('resource "aws_ecr_repository" "job_image"') :]
+    assert 'image_tag_mutability = "IMMUTABLE"' in repo and "scan_on_push = true" in repo
+    assert 'encryption_type = "KMS"' in repo and "kms_key         = var.kms_key_arn" in repo
+    policy = compute[compute.index('resource "aws_ecr_repository_policy" "job_image"') :]
+    assert 'Principal = { Service = "emr-serverless.amazonaws.com" }' in policy and '"aws:SourceAccount"' in policy
+    assert 'image_uri = "${aws_ecr_repository.job_image.repository_url}:${image_configuration.value}"' in compute
+    assert "job_image_repository_url" in blocks(ROOT, "output")

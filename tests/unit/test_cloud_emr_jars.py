@@ -110,18 +110,14 @@ def test_an_application_on_another_release_is_refused(runtime):
 def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the_delta_package(
     runtime, outputs, tmp_path, monkeypatch
 ):
-    import eo.runtime.submit
-
     monkeypatch.setattr(
         emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
     )
     monkeypatch.setattr(emr_serverless, "terraform_outputs", lambda settings: outputs)
-    monkeypatch.setattr(
-        eo.runtime.submit, "build_pyfiles", lambda: jars(tmp_path / "py", ["eo-jobs.zip"]) / "eo-jobs.zip"
-    )
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
-    keys = emr_serverless.upload(settings, s3, log=lambda _: None)
+    keys = emr_serverless.upload(settings, s3, log=lambda _: None, folder=tmp_path / "build" / "artifacts")
     assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"
+    assert {"home/eo-conf.zip", "home/eo-outputs.zip", "pyfiles/eo-jobs.zip", "entrypoints/ops/reset.py"} <= set(keys)
     manifest = json.loads(s3.objects["jars/manifest.json"])
     assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 5 + len(OTHERS)
 
@@ -136,6 +132,10 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
         "s3://b/pyfiles/eo-jobs.zip",
         f"s3://b/jars/{runtime.jar_names()['delta-spark']}",
     ]
+    # The job's configuration and outputs travel as archives the runtime unpacks beside it.
+    assert params["spark.archives"] == "s3://b/home/eo-conf.zip#eo_home,s3://b/home/eo-outputs.zip#eo_outputs"
+    assert params["spark.emr-serverless.driverEnv.EO_HOME"] == params["spark.executorEnv.EO_HOME"] == "eo_home"
+    assert params["spark.emr-serverless.driverEnv.PYSPARK_PYTHON"] == "/usr/bin/python3.11"
 
 
 def test_the_job_driver_refuses_missing_or_foreign_uploads(runtime, outputs):

@@ -8,10 +8,21 @@ variable "release_label" {
   description = "EMR Serverless release; the jars uploaded for it are resolved for this release (infra/maven/emr/pom.xml)."
 }
 
-variable "image_uri" {
+variable "image_tag" {
   type        = string
-  description = "Optional custom image (ECR) built on the release's base image with the platform's Python packages; empty for the stock image."
+  description = "Tag of the job image in this module's ECR repository (`make job-image` pushes it); empty until the first push (the stock image, which cannot run the jobs)."
   default     = ""
+}
+
+variable "kms_key_arn" {
+  type        = string
+  description = "KMS key encrypting the job image repository (the storage module's key)."
+}
+
+variable "force_destroy" {
+  type        = bool
+  description = "Let `terraform destroy` delete the job image repository with its images."
+  default     = false
 }
 
 variable "max_vcpu" {
