@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars data-docs-assets lock demo test test-unit lint fmt chaos bench flink-venv jars-flink jars-emr checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars data-docs-assets lock demo test test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -89,6 +89,17 @@ jars-flink: $(JARS)/flink/.resolved ## the Flink Kafka SQL connector, for PyFlin
 
 jars-emr: $(JARS)/emr/.resolved ## the jars EMR Serverless job runs add (aws environment; infra/maven/emr/pom.xml)
 
+artifacts: setup ## what terraform apply uploads for the job runs: release jars, job code, entry points, conf (build/artifacts)
+	$(PYTHON) -m eo.cloud.emr_serverless build
+
+job-image: venv ## the job image's build context (build/job-image); with Docker and JOB_IMAGE=<repository url>:<tag>, build and push it
+	$(PYTHON) -m eo.cloud.job_image build/job-image
+	@if [ -n "$(JOB_IMAGE)" ]; then docker build -t $(JOB_IMAGE) build/job-image && docker push $(JOB_IMAGE); \
+	  else echo "set JOB_IMAGE=<job_image_repository_url output>:<tag> to build and push (needs Docker)"; fi
+
+cloud-smoke: setup ## the shipped job artifacts run as EMR Serverless runs them, on local S3 + DynamoDB (moto) and Kafka (~6 min)
+	$(PYTHON) -m lab.cloud_smoke $(SMOKE_ARGS)
+
 terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
@@ -140,4 +151,4 @@ quarantine: setup ## list, export or re-send quarantined records: make quarantin
 	$(PYTHON) -m ops.quarantine $(QUARANTINE_ARGS)
 
 clean: ## remove generated data and reports (keeps the venv and jars)
-	rm -rf data reports spark-warehouse
+	rm -rf data reports spark-warehouse build

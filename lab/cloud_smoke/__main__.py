@@ -1,0 +1,207 @@
+"""`make cloud-smoke`: the shipped artifacts run as EMR Serverless would run them, against the local
+S3 server and its DynamoDB (moto) and a local Kafka, in the local-s3 environment.
+
+1. the artifacts are built as for `terraform apply` (eo/cloud/artifacts.py) and put in the
+   artifacts bucket; the job's Python is a venv of the job image's requirements (job_venv.py);
+2. the stream until caught up, a rebuild and a verify run from them, each in an empty folder
+   outside the repository with only what the job driver passes (runtime.py): all three must pass;
+3. guard: while a shipped stream holds the lease, a shipped `rebuild --target main` and a shipped
+   reset (each in a folder of its own: another machine) must refuse, and take no epoch;
+4. commit race: the stream's commits against OPTIMIZE on one table (commit_race.py).
+
+Writes reports/cloud-smoke/latest.json (and the jobs' logs beside it). It wipes the local-s3
+environment's lake and checkpoints and its topic first. Exits non-zero unless everything passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from eo.cloud.artifacts import OUTPUTS_KEY, application_conf, artifact_key, build_application, outputs_archive
+from eo.cloud.emr_serverless import spark_submit
+from eo.runtime.cli import NOT_READY, guarded
+from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
+from eo.runtime.environment import environment
+from eo.runtime.jars import jar_paths
+from eo.runtime.kafka_admin import delete_topic, ensure_topic
+from eo.runtime.tf_outputs import read_outputs
+from infra.kafka import Broker
+from infra.s3 import LocalS3
+from lab.cloud_smoke.commit_race import passed as race_passed
+from lab.cloud_smoke.commit_race import race
+from lab.cloud_smoke.job_venv import job_venv
+from lab.cloud_smoke.runtime import SHIPPED_JARS, LocalRuntime, runtime_env
+from producer.generator import ClickstreamGenerator
+from producer.publish import publish
+
+REPORTS = REPO_ROOT / "reports" / "cloud-smoke"
+ENV = "local-s3"
+REFUSAL = "the stream is running"
+
+
+def step(text: str) -> float:
+    print(f"\n== {text}", flush=True)
+    return time.monotonic()
+
+
+class Smoke:
+    def __init__(self, settings: Settings, s3, runtime: LocalRuntime, logs: Path, folders: Path):
+        self.settings, self.s3, self.runtime, self.logs, self.folders = settings, s3, runtime, logs, folders
+        self.bucket = str(read_outputs(ENV, REPO_ROOT)["artifacts_bucket"])
+        self.shipped_jars: list[str] = []
+
+    def ship(self) -> int:
+        """The artifacts as Terraform uploads them; the release's jars are the runtime's (runtime.py)."""
+        build = self.folders / "build"
+        keys = build_application(build)
+        outputs_archive(read_outputs(ENV, REPO_ROOT), build / OUTPUTS_KEY)
+        jars = [Path(j) for j in jar_paths(object_store=True) if Path(j).name.startswith(SHIPPED_JARS)]
+        files = [(k, build / k) for k in [*keys, OUTPUTS_KEY]] + [(artifact_key("jars", j), j) for j in jars]
+        for key, path in files:
+            self.s3.upload_file(str(path), self.bucket, key)
+        self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
+        return len(files)
+
+    def driver(self, script: str, args: list[str]) -> dict:
+        """The job driver eo/cloud/emr_serverless.py makes, but for the runtime's own release jars."""
+        conf = application_conf(self.settings, self.bucket)
+        delta = next(j for j in jar_paths() if Path(j).name.startswith("delta-spark"))  # the release's stand-in
+        conf["spark.submit.pyFiles"] += f",{delta}"
+        return spark_submit(self.bucket, script, args, {"spark.jars": ",".join(self.shipped_jars), **conf})[
+            "sparkSubmit"
+        ]
+
+    def job(self, name: str, script: str, args: list[str]) -> int:
+        began = time.monotonic()
+        code = self.runtime.run(self.driver(script, args), self.folders / name, self.logs / f"{name}.log")
+        print(f"   {script} {' '.join(args)}: exit {code} in {time.monotonic() - began:.0f} s ({self.logs / name}.log)")
+        return code
+
+    def start(self, name: str, script: str, args: list[str]) -> subprocess.Popen:
+        return self.runtime.start(self.driver(script, args), self.folders / name, self.logs / f"{name}.log")
+
+    def refused(self, name: str, script: str, args: list[str]) -> bool:
+        code = self.job(name, script, args)
+        return code == NOT_READY and REFUSAL in (self.logs / f"{name}.log").read_text()
+
+
+def bronze_rows(settings: Settings) -> int:
+    return environment(settings).table("bronze").refresh().to_pyarrow_dataset().count_rows()
+
+
+def wait_for_hold(settings: Settings, stream: subprocess.Popen, timeout: float = 240) -> bool:
+    lease = environment(settings).lease()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and stream.poll() is None:
+        if lease.held(STREAM_QUERY):
+            return True
+        time.sleep(2)
+    return False
+
+
+def guard(smoke: Smoke, settings: Settings) -> dict:
+    stream = smoke.start("guard-stream", "streaming/run.py", ["run"])
+    try:
+        if not wait_for_hold(settings, stream):
+            return {"stream_held_lease": False, "rebuild_main_refused": False, "reset_refused": False}
+        epoch = environment(settings).lease().current(STREAM_QUERY)
+        result = {
+            "stream_held_lease": True,
+            "rebuild_main_refused": smoke.refused("guard-rebuild", "batch/rebuild.py", ["--target", "main"]),
+            "reset_refused": smoke.refused("guard-reset", "ops/reset.py", []),
+        }
+        result["epoch_unchanged"] = environment(settings).lease().current(STREAM_QUERY) == epoch
+        result["stream_still_running"] = stream.poll() is None
+        return result
+    finally:
+        if stream.poll() is None:
+            os.killpg(stream.pid, signal.SIGTERM)  # as a cancelled job run: the stream lets go first
+            stream.wait(120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.cloud_smoke", description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    os.environ["EO_ENV"] = ENV
+    run = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    logs = REPORTS / run
+    logs.mkdir(parents=True)
+    report: dict = {"run": run, "events": args.events, "seconds": {}}
+    server, broker = LocalS3.default(), None
+    t = step(f"local S3 and DynamoDB (moto) at {server.endpoint}, Kafka")
+    started_s3 = server.start()
+    settings = load_settings(ENV)
+    broker = Broker.default()
+    started_kafka = broker.start()
+    try:
+        for root in (settings.lake_root, settings.checkpoint_root):
+            environment(settings).lake_files.delete_tree(root)
+        delete_topic(settings)
+        ensure_topic(settings)
+        t = step("the job image's Python environment")
+        runtime = LocalRuntime(job_venv(), server.client("s3"), {**runtime_env(), **aws_stand_in(settings)})
+        report["seconds"]["job_venv"] = round(time.monotonic() - t)
+        folders = Path(tempfile.mkdtemp(prefix="eo-cloud-smoke-"))  # outside the repository
+        smoke = Smoke(settings, server.client("s3"), runtime, logs, folders)
+        t = step(f"ship: {smoke.ship()} artifacts to s3://{smoke.bucket}/")
+        t = step(f"produce {args.events:,} events to {settings.topic}")
+        generator = ClickstreamGenerator(seed=11, total_events=args.events)
+        stats = publish(generator.messages(), settings, Path(settings.acks_root) / f"cloud-smoke-{run}.csv")
+        t = step("the shipped jobs, each in an empty folder with only what its job driver passes")
+        stream_ok = smoke.job("stream", "streaming/run.py", ["run", "--until-caught-up"]) == 0
+        landed = bronze_rows(settings) if stream_ok else 0
+        report["bronze_rows"], report["acked"] = landed, stats.acked
+        artifact = {"stream": stream_ok and landed == stats.acked}
+        artifact["rebuild"] = smoke.job("rebuild", "batch/rebuild.py", []) == 0
+        artifact["verify"] = smoke.job("verify", "batch/verify.py", []) == 0
+        report["artifact"] = {k: "passed" if ok else "failed" for k, ok in artifact.items()}
+        report["seconds"]["jobs"] = round(time.monotonic() - t)
+        t = step("guard: a shipped stream holds the lease; a rebuild --target main and a reset elsewhere")
+        report["guard"] = guard(smoke, settings)
+        report["seconds"]["guard"] = round(time.monotonic() - t)
+        t = step("commit race: the stream's appends against OPTIMIZE on one table")
+        raced = settings.with_overrides(lake_root=f"{settings.lake_root}/_commit_race_{uuid.uuid4().hex[:8]}")
+        report["commit_race"] = race(raced)
+        report["seconds"]["commit_race"] = round(time.monotonic() - t)
+    finally:
+        if started_kafka:
+            broker.stop()
+        if started_s3:
+            server.stop()
+    ok = passed(report)
+    report["passed"] = ok
+    for path in (logs / "cloud-smoke.json", REPORTS / "latest.json"):
+        path.write_text(json.dumps(report, indent=2))
+    print(json.dumps({k: report[k] for k in ("artifact", "guard", "commit_race")}, indent=2))
+    print(f"\ncloud smoke {'PASSED' if ok else 'FAILED'}: {REPORTS / 'latest.json'}")
+    return 0 if ok else 1
+
+
+def aws_stand_in(settings: Settings) -> dict[str, str]:
+    """The job role's credentials and region: what the runtime gives every job run on AWS."""
+    return {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_REGION": settings.aws_region}
+
+
+def passed(report: dict) -> bool:
+    checks = report.get("guard", {})
+    return (
+        set(report.get("artifact", {}).values()) == {"passed"}
+        and all(checks.get(k) for k in ("rebuild_main_refused", "reset_refused", "epoch_unchanged"))
+        and "commit_race" in report
+        and race_passed(report["commit_race"])
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(guarded(main))
