@@ -12,18 +12,30 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from batch.interval_args import add_interval_args, intervals_from
 from eo.core.intervals import Interval
-from eo.core.tables import ALL, BRONZE, CAMPAIGN_MINUTE_METRICS, GOLD, METRIC_WINDOW, QUARANTINE, SILVER, USER_SESSIONS
+from eo.core.tables import (
+    ALL,
+    BRONZE,
+    CAMPAIGN_MINUTE_METRICS,
+    GOLD,
+    METRIC_WINDOW,
+    QUARANTINE,
+    SILVER,
+    USER_SESSIONS,
+    TableDef,
+)
 from eo.core.transforms.dedup import first_copies
 from eo.core.transforms.metrics import campaign_minute_metrics
 from eo.core.transforms.parse import quarantine_rows, valid_events
 from eo.core.transforms.sessions import GAP, user_sessions
-from eo.runtime import lake
+from eo.runtime import lake, live_tables
 from eo.runtime.cli import EXIT_CODES, NotReady, Progress, guarded
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import record_rebuilt
@@ -56,17 +68,38 @@ def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataF
     return {CAMPAIGN_MINUTE_METRICS.name: metrics, USER_SESSIONS.name: sessions}
 
 
-def still_ours(fence: Fence | None) -> None:
-    """Before each write into live tables: a stream started since they were claimed took a newer
-    epoch, and the rebuild must not write beside it."""
-    if fence is None:
-        return
+@contextmanager
+def still_ours(fence: Fence | None) -> Iterator[None]:
+    """Around each write into live tables: a stream started since they were claimed took a newer
+    epoch (seen on the lease before, or on the table at the commit), and the rebuild must not
+    write beside it."""
     try:
-        fence.check()
+        if fence is not None:
+            fence.check()
+        yield
     except Fenced as exc:
         raise NotReady(
             f"the stream started during the rebuild ({exc}): stop it (make stream-stop), then run again"
         ) from exc
+
+
+def writer(settings: Settings, target: str, fence: Fence | None):
+    """How the rebuild replaces a table's rows: with Spark in the `_rebuild/` namespace, which no
+    other writer touches; in the live tables (`main`), by the stream's own commit protocol, as
+    the epoch `fence` took (eo/runtime/lake.py `overwrite_live`)."""
+    owner = live_tables.owner(settings, fence) if target == "main" and fence is not None else None
+
+    def write(rows: DataFrame, table: TableDef, interval: Interval | None) -> None:
+        with still_ours(fence):
+            if target == "main":
+                where = interval.iso_predicate(table.range_column) if interval else None
+                lake.overwrite_live(rows, settings, table, owner, where)
+            else:
+                where = interval.predicate(table.range_column) if interval else None
+                path = settings.table_path(table.name, target)
+                lake.overwrite(rows, path, where, even_append_only=table is SILVER)
+
+    return write
 
 
 def rebuild(
@@ -82,14 +115,13 @@ def rebuild(
     classified = classify_log(spark, settings)
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
+    write = writer(settings, target, fence)
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         progress.step(QUARANTINE.name)
-        still_ours(fence)
-        lake.overwrite(quarantine, settings.table_path(QUARANTINE.name, target))
+        write(quarantine, QUARANTINE, None)
         progress.step(SILVER.name)
-        still_ours(fence)
-        lake.overwrite(silver, settings.table_path(SILVER.name, target), even_append_only=True)
+        write(silver, SILVER, None)
         silver = lake.read(spark, settings, SILVER, target)
     else:
         silver = silver.persist()
@@ -98,8 +130,7 @@ def rebuild(
     for name, rows in gold_tables(silver, interval).items():
         where = interval.predicate(ALL[name].range_column) if interval else None
         progress.step(name)
-        still_ours(fence)
-        lake.overwrite(rows, settings.table_path(name, target), replace_where=where)
+        write(rows, ALL[name], interval)
         stats[f"{name}_rows"] = lake.read(spark, settings, ALL[name], target).where(where or "true").count()
     if target == "rebuild":  # what verification may compare (eo/runtime/coverage.py)
         record_rebuilt(settings, None if interval is None else [interval], started)

@@ -43,6 +43,13 @@ class Interval:
         fmt = "%Y-%m-%d %H:%M:%S.%f"
         return f"{column} >= TIMESTAMP'{self.start.strftime(fmt)}' AND {column} < TIMESTAMP'{self.end.strftime(fmt)}'"
 
+    def iso_predicate(self, column: str) -> str:
+        """The same, with ISO-8601 UTC strings: what delta-rs takes (its TIMESTAMP literals carry no
+        time zone, and comparing them with a UTC column is refused)."""
+        fmt = "%Y-%m-%dT%H:%M:%S.%fZ"
+        start, end = (t.astimezone(dt.UTC).strftime(fmt) for t in (self.start, self.end))
+        return f"{column} >= '{start}' AND {column} < '{end}'"
+
 
 def _midnight(at: dt.datetime) -> bool:
     return at.time() == dt.time(0)

@@ -20,11 +20,11 @@ Why delta-rs and not Spark for these commits: on this project's 2-core machines 
 costs 1.4-2 s and a Spark append with a transaction id ~0.9 s (Delta reconstructs the table's
 state to read the id), whatever the data; delta-rs does either in 5-30 ms (docs/hot-path.md).
 
-One commit protocol for every writer of a live table: the stream and the maintenance that runs
-beside it (OPTIMIZE, VACUUM: batch/maintenance.py) both commit with delta-rs, on object storage by
-S3's conditional put (eo/cloud/s3.py). Spark's S3 log stores overwrite a commit delta-rs made in
-between, so Spark writes live tables only while the stream is stopped (the batch rebuild into
-main, the reset; docs/cloud.md, "One commit protocol").
+One commit protocol for every writer of a live table: the stream, the maintenance that runs beside
+it (OPTIMIZE, VACUUM: batch/maintenance.py) and the rebuild into main and the reset
+(`replace_files`, `replace_range`) all commit with delta-rs, on object storage by S3's conditional
+put (eo/cloud/s3.py). Spark's S3 log stores can overwrite a commit delta-rs made in between, so
+Spark commits to no live table (docs/cloud.md, "One commit protocol").
 """
 
 from __future__ import annotations
@@ -227,6 +227,51 @@ def apply_changes(
         .execute()
     )
     return True
+
+
+def _as_owner(table: Table, owner: Txn | None):
+    """Commit properties for a write by the epoch that claimed the table (`owner`: its app id and
+    epoch; the position is kept as reached), or None without an owner. Refreshes the table: the
+    commit is checked against this version, so a claim by a newer epoch in between refuses it."""
+    table.refresh()
+    if owner is None:
+        return None
+    held, position = table.reached(owner.app_id) or (0, 0)
+    if held > owner.epoch:
+        raise Fenced(f"{owner.app_id}: epoch {owner.epoch} was superseded by epoch {held} on {table.uri}")
+    return _properties(Txn(owner.app_id, owner.epoch, position))
+
+
+def replace_files(table: Table, actions: list, owner: Txn | None, append_only: bool = False) -> None:
+    """The whole table replaced by files tasks wrote (one overwrite commit: delta-rs removes every
+    file the table had). `append_only`: the table's append-only guard is lifted for this commit
+    and set again, as for a full rebuild of silver."""
+    properties = _as_owner(table, owner)
+    if append_only:
+        table.current.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=properties)
+        properties = _as_owner(table, owner)
+    try:
+        current = table.current
+        current.create_write_transaction(
+            actions,
+            mode="overwrite",
+            schema=current.schema(),
+            partition_by=current.metadata().partition_columns or None,
+            commit_properties=properties,
+        )
+    finally:
+        if append_only:
+            guarded = {"delta.appendOnly": "true"}
+            table.current.alter.set_table_properties(guarded, commit_properties=_as_owner(table, owner))
+
+
+def replace_range(table: Table, rows: pa.Table, predicate: str, owner: Txn | None) -> None:
+    """The rows matching `predicate` (SQL) replaced by `rows`, in one commit."""
+    from deltalake import write_deltalake
+
+    properties = _as_owner(table, owner)
+    rows = conform(rows, table.schema())
+    write_deltalake(table.current, rows, mode="overwrite", predicate=predicate, commit_properties=properties)
 
 
 def claim(table: Table, app_id: str, epoch: int) -> int:

@@ -1,7 +1,9 @@
 """The Spark side of Delta I/O: reads, whole-table or range overwrites, and path checks.
 
-Spark reads and whole-range overwrites (replaceWhere) for the batch side: a re-run task leaves the
-table as it was. The stream's transactional commits are in eo/runtime/commits.py (delta-rs).
+Spark reads and whole-range overwrites (replaceWhere) for the batch side, where no other writer
+goes (the `_rebuild/` namespace, the seed): a re-run task leaves the table as it was. The live
+tables are replaced by the stream's protocol (`overwrite_live`: files from the tasks, commits with
+delta-rs, eo/runtime/commits.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,31 @@ def overwrite(rows: DataFrame, path: str, replace_where: str | None = None, even
         writer.save(path)
     finally:
         spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'true')")
+
+
+def overwrite_live(
+    rows: DataFrame, settings: Settings, table: TableDef, owner, replace_where: str | None = None
+) -> None:
+    """Replace a live table's rows (the stream's tables: `rebuild --target main`, a reset) by the
+    stream's commit protocol, delta-rs's, never Spark's: its S3 log stores can overwrite a commit
+    delta-rs made (docs/cloud.md). The whole table: the tasks write the files and the driver
+    commits them as one overwrite. A range (gold for an interval: O(keys)): its rows through
+    delta-rs. `owner` (commits.Txn or None): the epoch that claimed the table; a newer one refuses it."""
+    import uuid
+
+    from eo.runtime import commits
+    from eo.runtime.data_files import add_actions
+    from eo.runtime.task_files import written_by_tasks
+
+    target = environment(settings).table(table.name)
+    if replace_where is not None:
+        commits.replace_range(target, rows.toArrow(), replace_where, owner)
+        return
+    uri, schema = settings.table_path(table.name), target.refresh() and target.schema()
+    name = f"rebuild-{uuid.uuid4().hex[:8]}"
+    actions = written_by_tasks(rows, settings, uri, schema, list(table.partition_by), name)
+    append_only = table.properties.get("delta.appendOnly") == "true"
+    commits.replace_files(target, add_actions(actions), owner, append_only=append_only)
 
 
 def _hadoop_path(spark: SparkSession, path: str):

@@ -60,6 +60,13 @@ def claim(settings: Settings, app_id: str, epoch: int, tables: Sequence[TableDef
         list(pool.map(lambda table: commits.claim(table, app_id, epoch), found))
 
 
+def owner(settings: Settings, fence: Fence) -> commits.Txn | None:
+    """Who writes the live tables after `claim_while_stopped`: the stream's app id with the epoch it
+    took (commits.replace_files keeps the position reached), or None without a checkpoint."""
+    current = generation(settings)
+    return None if current is None else commits.Txn(app_id_of(current), fence.epoch, 0)
+
+
 def claim_while_stopped(settings: Settings, doing: str) -> Fence:
     """For a command that writes the stream's live tables (`doing`: what it is about to do).
 

@@ -6,7 +6,8 @@ S3 server and its DynamoDB (moto) and a local Kafka, in the local-s3 environment
 2. the stream until caught up, a rebuild and a verify run from them, each in an empty folder
    outside the repository with only what the job driver passes (runtime.py): all three must pass;
 3. guard: while a shipped stream holds the lease, a shipped `rebuild --target main` and a shipped
-   reset (each in a folder of its own: another machine) must refuse, and take no epoch;
+   reset (each in a folder of its own: another machine) must refuse, and take no epoch; once the
+   stream has stopped, the rebuild into main must pass;
 4. commit race: the stream's commits against OPTIMIZE on one table (commit_race.py).
 
 Writes reports/cloud-smoke/latest.json (and the jobs' logs beside it). It wipes the local-s3
@@ -170,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         t = step("guard: a shipped stream holds the lease; a rebuild --target main and a reset elsewhere")
         report["guard"] = guard(smoke, settings)
         report["seconds"]["guard"] = round(time.monotonic() - t)
+        t = step("the stream stopped: a shipped rebuild --target main (delta-rs commits on the live tables)")
+        rebuilt = smoke.job("rebuild-main", "batch/rebuild.py", ["--target", "main"]) == 0
+        report["artifact"]["rebuild_main"] = "passed" if rebuilt else "failed"
+        report["seconds"]["rebuild_main"] = round(time.monotonic() - t)
         t = step("commit race: the stream's appends against OPTIMIZE on one table")
         raced = settings.with_overrides(lake_root=f"{settings.lake_root}/_commit_race_{uuid.uuid4().hex[:8]}")
         report["commit_race"] = race(raced)
