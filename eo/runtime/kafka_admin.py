@@ -68,7 +68,9 @@ def delete_topic(settings: Settings, timeout: float = 30.0) -> None:
             if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise
     deadline = time.monotonic() + timeout
-    while topic_partitions(settings) and time.monotonic() < deadline:
+    while topic_partitions(settings):  # deletion completes asynchronously
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {settings.topic} still exists {timeout} s after its deletion")
         time.sleep(0.2)
 
 

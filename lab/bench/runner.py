@@ -54,14 +54,18 @@ class Bench:
         settings = self.settings.with_overrides(topic=name)
         delete_topic(settings)
         ensure_topic(settings)
+        left = sum(end_offsets(settings).values())
+        if left:  # an earlier run's records would be read as this one's
+            raise RuntimeError(f"topic {name} holds {left:,} records after its deletion and re-creation")
         return settings
 
-    def load_topic(self, settings: Settings, records, what: str) -> None:
+    def load_topic(self, settings: Settings, records, what: str) -> int:
         began = time.monotonic()
         writer = records.write.format("kafka").option("kafka.bootstrap.servers", settings.kafka_bootstrap)
         writer.option("topic", settings.topic).save()
         loaded = sum(end_offsets(settings).values())
         self.log(f"   loaded {loaded:,} {what} into {settings.topic} in {time.monotonic() - began:.0f} s")
+        return loaded
 
     def phase(self, name: str, body) -> None:
         self.log(f"== {name}")
@@ -108,7 +112,9 @@ class Bench:
 
         p = self.profile
         settings = self.topic("bench-ysb")
-        self.load_topic(settings, ysb_records(self.spark, p.ysb_events, YSB_START), "YSB events")
+        loaded = self.load_topic(settings, ysb_records(self.spark, p.ysb_events, YSB_START), "YSB events")
+        if loaded != p.ysb_events:
+            raise RuntimeError(f"{settings.topic} holds {loaded:,} records, not the {p.ysb_events:,} loaded")
         warm = ysb.warm_up(self.spark, settings, settings.topic, p.ysb_batch)
         self.log(f"   warm-up pass over the first {p.ysb_batch:,} events: {warm} s")
         runs = []
