@@ -89,12 +89,12 @@ jars-flink: $(JARS)/flink/.resolved ## the Flink Kafka SQL connector, for PyFlin
 
 jars-emr: $(JARS)/emr/.resolved ## the jars EMR Serverless job runs add (aws environment; infra/maven/emr/pom.xml)
 
-artifacts: setup ## what terraform apply uploads for the job runs: release jars, job code, entry points, conf (build/artifacts)
+artifacts: setup jars-emr ## what terraform apply uploads for the job runs: release jars, job code, entry points, conf (build/artifacts)
 	$(PYTHON) -m eo.cloud.emr_serverless build
 
 job-image: venv ## the job image's build context (build/job-image); with Docker and JOB_IMAGE=<repository url>:<tag>, build and push it
 	$(PYTHON) -m eo.cloud.job_image build/job-image
-	@if [ -n "$(JOB_IMAGE)" ]; then docker build -t $(JOB_IMAGE) build/job-image && docker push $(JOB_IMAGE); \
+	@if [ -n "$(JOB_IMAGE)" ]; then docker build --platform linux/amd64 -t $(JOB_IMAGE) build/job-image && docker push $(JOB_IMAGE); \
 	  else echo "set JOB_IMAGE=<job_image_repository_url output>:<tag> to build and push (needs Docker)"; fi
 
 cloud-smoke: setup ## the shipped job artifacts run as EMR Serverless runs them, on local S3 + DynamoDB (moto) and Kafka (~6 min)

@@ -131,14 +131,11 @@ resource "aws_s3_object" "job_artifacts" {
   bucket   = module.storage.artifacts_bucket
   key      = each.value
   source   = "${local.artifacts_dir}/${each.value}"
-  etag     = filemd5("${local.artifacts_dir}/${each.value}")
+  # Not etag: the bucket's SSE-KMS makes S3's ETag no MD5 of the content, and every plan would
+  # upload everything again.
+  source_hash = filemd5("${local.artifacts_dir}/${each.value}")
 
-  lifecycle {
-    precondition {
-      condition     = fileexists("${local.artifacts_dir}/jars/manifest.json")
-      error_message = "No job artifacts in build/artifacts: run `make artifacts` before terraform plan."
-    }
-  }
+  depends_on = [aws_s3_object.job_outputs] # whose precondition refuses a plan without the artifacts
 }
 
 # The outputs the job runs read, as the zip their job driver passes with spark.archives
@@ -153,10 +150,19 @@ data "archive_file" "job_outputs" {
 }
 
 resource "aws_s3_object" "job_outputs" {
-  bucket = module.storage.artifacts_bucket
-  key    = "home/eo-outputs.zip"
-  source = data.archive_file.job_outputs.output_path
-  etag   = data.archive_file.job_outputs.output_md5
+  bucket      = module.storage.artifacts_bucket
+  key         = "home/eo-outputs.zip"
+  source      = data.archive_file.job_outputs.output_path
+  source_hash = data.archive_file.job_outputs.output_md5
+
+  lifecycle {
+    # Here, on an object that always exists: a plan from a checkout without build/artifacts would
+    # otherwise see no artifacts at all and delete every uploaded one.
+    precondition {
+      condition     = fileexists("${local.artifacts_dir}/jars/manifest.json")
+      error_message = "No job artifacts in build/artifacts: run `make artifacts` before terraform plan."
+    }
+  }
 }
 
 # Each environment used to be a root of its own (environments/<env>/main.tf) calling this folder as

@@ -34,6 +34,7 @@ resource "aws_emrserverless_application" "spark" {
     }
   }
 
+  # EMR checks at creation and update that it may pull the image.
   depends_on = [aws_ecr_repository_policy.job_image]
 
   # The Airflow role may only drive applications carrying this tag (modules/iam).

@@ -76,7 +76,8 @@ resource "aws_s3_bucket_policy" "dags_tls_only" {
 locals {
   # The DAGs at the folder's root; beside them the packages their tasks import (the DAGs folder is
   # on sys.path; dags/.airflowignore keeps them unparsed) and the platform's configuration. Each
-  # object's etag is its file's MD5: an apply uploads what changed, and only that.
+  # object's source_hash is its file's MD5: an apply uploads what changed, and only that (not etag:
+  # the bucket's SSE-KMS makes S3's ETag no MD5 of the content).
   dag_files = merge(
     { for f in fileset(var.dags_folder, "**/*.py") : "dags/${f}" => "${var.dags_folder}/${f}" },
     { for f in fileset(var.dags_folder, ".airflowignore") : "dags/${f}" => "${var.dags_folder}/${f}" },
@@ -86,11 +87,11 @@ locals {
 }
 
 resource "aws_s3_object" "dag_files" {
-  for_each = local.dag_files
-  bucket   = aws_s3_bucket.dags.id
-  key      = each.key
-  source   = each.value
-  etag     = filemd5(each.value)
+  for_each    = local.dag_files
+  bucket      = aws_s3_bucket.dags.id
+  key         = each.key
+  source      = each.value
+  source_hash = filemd5(each.value)
 }
 
 # MWAA reads plugins from one zip (plugins/eo_platform.py: the platform's pages in the UI).
@@ -102,17 +103,17 @@ data "archive_file" "plugins" {
 }
 
 resource "aws_s3_object" "plugins" {
-  bucket = aws_s3_bucket.dags.id
-  key    = "plugins.zip"
-  source = data.archive_file.plugins.output_path
-  etag   = data.archive_file.plugins.output_md5
+  bucket      = aws_s3_bucket.dags.id
+  key         = "plugins.zip"
+  source      = data.archive_file.plugins.output_path
+  source_hash = data.archive_file.plugins.output_md5
 }
 
 resource "aws_s3_object" "requirements" {
-  bucket = aws_s3_bucket.dags.id
-  key    = "requirements.txt"
-  source = var.requirements_file
-  etag   = filemd5(var.requirements_file)
+  bucket      = aws_s3_bucket.dags.id
+  key         = "requirements.txt"
+  source      = var.requirements_file
+  source_hash = filemd5(var.requirements_file)
 }
 
 resource "aws_s3_object" "startup" {
