@@ -58,27 +58,43 @@ BASE_CONF: dict[str, str] = {
 }
 
 
+LOOPBACK = ("spark.driver.host", "spark.driver.bindAddress")
+
+
 def under_spark_submit() -> bool:
     """spark-submit starts the JVM itself and hands Python the gateway port."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitted: bool = False) -> dict[str, str]:
+    """The session's settings. `submitted` (under spark-submit): the launcher chose the master,
+    the jars and where the driver listens (this project's spark-submit: loopback, LAUNCH_KEYS in
+    eo/runtime/submit.py); on EMR the executors on other hosts must reach the driver, so loopback
+    is not imposed on it."""
+    merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
+    if submitted:
+        merged = {k: v for k, v in merged.items() if k not in LOOPBACK}
+    else:
+        merged["spark.master"] = settings.spark_master
+        merged["spark.jars"] = ",".join(environment(settings).jars())
+    merged.update(settings.spark_conf)  # the environment's own (object store, log store)
+    merged.update(conf or {})
+    return merged
 
 
 def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None = None):
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
-    merged = {**BASE_CONF, "spark.ui.enabled": os.environ.get("EO_SPARK_UI", "false")}
-    if not under_spark_submit():
+    submitted = under_spark_submit()
+    if not submitted:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback, before the JVM starts
         # Python workers (applyInArrow) run this interpreter and import the project's packages.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
         if str(REPO_ROOT) not in paths:
             os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), *paths]))
-        merged["spark.master"] = settings.spark_master
-        merged["spark.jars"] = ",".join(environment(settings).jars())
-    merged.update(settings.spark_conf)  # the environment's own (object store, log store)
-    merged.update(conf or {})
+    merged = session_conf(settings, conf, submitted)
     for key, value in merged.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -16,7 +16,9 @@ from eo.runtime.config import REPO_ROOT, Settings
 from eo.runtime.environment import environment
 from eo.runtime.spark import BASE_CONF
 
-# Read by the driver's JVM at launch, so spark-submit must pass them: a session's conf is too late.
+# Passed by this project's spark-submit: the driver's memory and JVM options are read at launch (a
+# session's conf is too late), and where it listens is decided by who launches it (loopback here;
+# a session under spark-submit leaves it to the launcher, eo/runtime/spark.py).
 LAUNCH_KEYS = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.host", "spark.driver.bindAddress")
 
 PACKAGES = ("eo", "streaming", "batch", "ops")

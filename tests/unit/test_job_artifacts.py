@@ -153,3 +153,15 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
 def test_a_job_driver_emr_would_refuse_is_refused(bad):
     with pytest.raises(BadJobDriver):
         parameters({"sparkSubmitParameters": bad})
+
+
+def test_a_submitted_job_leaves_where_its_driver_listens_to_the_launcher():
+    """On EMR the executors run on other hosts: a session under spark-submit must not bind its
+    driver to loopback (this project's own spark-submit passes loopback at launch instead)."""
+    from eo.runtime.spark import LOOPBACK, session_conf
+    from eo.runtime.submit import LAUNCH_KEYS
+
+    settings = load_settings("local")
+    submitted = session_conf(settings, {"spark.x": "1"}, submitted=True)
+    assert not set(LOOPBACK) & set(submitted) and "spark.master" not in submitted and submitted["spark.x"] == "1"
+    assert set(LOOPBACK) <= set(LAUNCH_KEYS)  # the local launcher still says loopback
