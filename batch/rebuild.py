@@ -83,17 +83,18 @@ def still_ours(fence: Fence | None) -> Iterator[None]:
         ) from exc
 
 
-def writer(settings: Settings, target: str, fence: Fence | None):
+def writer(settings: Settings, target: str, fence: Fence | None, owner):
     """How the rebuild replaces a table's rows: with Spark in the `_rebuild/` namespace, which no
     other writer touches; in the live tables (`main`), by the stream's own commit protocol, as
-    the epoch `fence` took (eo/runtime/lake.py `overwrite_live`)."""
-    owner = live_tables.owner(settings, fence) if target == "main" and fence is not None else None
+    the epoch `fence` took on the lease and `owner` (commits.Txn) on the tables, the lease checked
+    again right before each commit (eo/runtime/lake.py `overwrite_live`)."""
+    check = fence.check if fence is not None else None
 
     def write(rows: DataFrame, table: TableDef, interval: Interval | None) -> None:
         with still_ours(fence):
             if target == "main":
                 where = interval.iso_predicate(table.range_column) if interval else None
-                lake.overwrite_live(rows, settings, table, owner, where)
+                lake.overwrite_live(rows, settings, table, owner, where, check)
             else:
                 where = interval.predicate(table.range_column) if interval else None
                 path = settings.table_path(table.name, target)
@@ -103,9 +104,18 @@ def writer(settings: Settings, target: str, fence: Fence | None):
 
 
 def rebuild(
-    spark, settings: Settings, interval: Interval | None = None, target: str = "rebuild", fence: Fence | None = None
+    spark,
+    settings: Settings,
+    interval: Interval | None = None,
+    target: str = "rebuild",
+    fence: Fence | None = None,
+    owner=None,
 ) -> dict:
-    """`fence`: for live tables (target main), the epoch `claim_while_stopped` took for this rebuild."""
+    """`fence`: for live tables (target main), the epoch `claim_while_stopped` took for this rebuild;
+    `owner`: the app id it claimed the tables under with it (live_tables.owner, taken before a
+    reset moves the checkpoint away), by default the current checkpoint's."""
+    if target == "main" and fence is not None and owner is None:
+        owner = live_tables.owner(settings, fence)
     started = dt.datetime.now(dt.UTC)  # no event the log gets later is in this rebuild
     progress = Progress("rebuild", len(GOLD) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
@@ -115,7 +125,7 @@ def rebuild(
     classified = classify_log(spark, settings)
     silver, quarantine = first_copies(valid_events(classified)), quarantine_rows(classified)
     stats: dict[str, object] = {"target": target, "interval": None}
-    write = writer(settings, target, fence)
+    write = writer(settings, target, fence, owner)
     if interval is None:
         # Materialise silver once: both gold tables read it, and verification compares it.
         progress.step(QUARANTINE.name)

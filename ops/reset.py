@@ -24,7 +24,7 @@ import sys
 
 from batch.rebuild import rebuild
 from eo.core.tables import SEED, SILVER
-from eo.runtime import lake
+from eo.runtime import lake, live_tables
 from eo.runtime.cli import EXIT_CODES, NOT_READY, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
@@ -48,6 +48,7 @@ def reset(settings: Settings) -> int:
     except NotReady as refusal:
         print(refusal, file=sys.stderr)
         return NOT_READY
+    owner = live_tables.owner(settings, fence)  # the app id claimed: before the checkpoint moves away
     spark = build_session("eo-streaming-reset", settings)
     # A query this process ran and stopped still has its state stores open, and their maintenance
     # uploads a pending snapshot into the checkpoint's path: after the move, into the new one.
@@ -57,7 +58,7 @@ def reset(settings: Settings) -> int:
         archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
         lake.rename(spark, checkpoint, archived)
         print(f"[reset] checkpoint moved to {archived}", flush=True)
-    stats = rebuild(spark, settings, target="main", fence=fence)
+    stats = rebuild(spark, settings, target="main", fence=fence, owner=owner)
     print(f"[reset] silver, quarantine and gold rebuilt from {stats['bronze_rows']:,} bronze records", flush=True)
     seeded = write_seed(spark, settings)
     print(f"[reset] seed written: {seeded:,} event ids for the stream's state", flush=True)

@@ -29,7 +29,8 @@ Spark commits to no live table (docs/cloud.md, "One commit protocol").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -229,49 +230,82 @@ def apply_changes(
     return True
 
 
-def _as_owner(table: Table, owner: Txn | None):
+def _as_owner(table: Table, owner: Txn | None, check: Callable[[], None] | None = None):
     """Commit properties for a write by the epoch that claimed the table (`owner`: its app id and
     epoch; the position is kept as reached), or None without an owner. Refreshes the table: the
-    commit is checked against this version, so a claim by a newer epoch in between refuses it."""
+    commit is checked against this version, so a claim of the owner's app id by a newer epoch in
+    between refuses it. `check` (the lease's `Fence.check`) runs last, right before the commit:
+    a stream started under another app id (after a reset, a new checkpoint) is seen there."""
     table.refresh()
-    if owner is None:
-        return None
-    held, position = table.reached(owner.app_id) or (0, 0)
-    if held > owner.epoch:
-        raise Fenced(f"{owner.app_id}: epoch {owner.epoch} was superseded by epoch {held} on {table.uri}")
-    return _properties(Txn(owner.app_id, owner.epoch, position))
+    properties = None
+    if owner is not None:
+        held, position = table.reached(owner.app_id) or (0, 0)
+        if held > owner.epoch:
+            raise Fenced(f"{owner.app_id}: epoch {owner.epoch} was superseded by epoch {held} on {table.uri}")
+        properties = _properties(Txn(owner.app_id, owner.epoch, position))
+    if check is not None:
+        check()
+    return properties
 
 
-def replace_files(table: Table, actions: list, owner: Txn | None, append_only: bool = False) -> None:
+@contextmanager
+def _as_fenced(table: Table, owner: Txn | None) -> Iterator[None]:
+    """A commit refused because a newer epoch claimed the table in between reads as Fenced."""
+    try:
+        yield
+    except Exception as error:
+        reached = table.refresh() and owner is not None and table.reached(owner.app_id)
+        if reached and reached[0] > owner.epoch:
+            raise Fenced(f"{owner.app_id}: epoch {reached[0]} claimed {table.uri} during the commit") from error
+        raise
+
+
+def replace_files(
+    table: Table, actions: list, owner: Txn | None, append_only: bool = False, check: Callable[[], None] | None = None
+) -> None:
     """The whole table replaced by files tasks wrote (one overwrite commit: delta-rs removes every
     file the table had). `append_only`: the table's append-only guard is lifted for this commit
     and set again, as for a full rebuild of silver."""
-    properties = _as_owner(table, owner)
+    properties = _as_owner(table, owner, check)
     if append_only:
-        table.current.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=properties)
-        properties = _as_owner(table, owner)
+        with _as_fenced(table, owner):
+            table.current.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=properties)
+        properties = _as_owner(table, owner, check)
     try:
         current = table.current
-        current.create_write_transaction(
-            actions,
-            mode="overwrite",
-            schema=current.schema(),
-            partition_by=current.metadata().partition_columns or None,
-            commit_properties=properties,
-        )
+        with _as_fenced(table, owner):
+            current.create_write_transaction(
+                actions,
+                mode="overwrite",
+                schema=current.schema(),
+                partition_by=current.metadata().partition_columns or None,
+                commit_properties=properties,
+            )
     finally:
-        if append_only:
-            guarded = {"delta.appendOnly": "true"}
-            table.current.alter.set_table_properties(guarded, commit_properties=_as_owner(table, owner))
+        if append_only:  # set again whatever happened, by no owner: a newer epoch must not keep it lifted
+            _guard_append_only(table)
 
 
-def replace_range(table: Table, rows: pa.Table, predicate: str, owner: Txn | None) -> None:
+def _guard_append_only(table: Table, attempts: int = 3) -> None:
+    for attempt in range(attempts):  # a concurrent commit may refuse it once: the table moved on
+        try:
+            table.refresh().alter.set_table_properties({"delta.appendOnly": "true"})
+            return
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+
+
+def replace_range(
+    table: Table, rows: pa.Table, predicate: str, owner: Txn | None, check: Callable[[], None] | None = None
+) -> None:
     """The rows matching `predicate` (SQL) replaced by `rows`, in one commit."""
     from deltalake import write_deltalake
 
-    properties = _as_owner(table, owner)
-    rows = conform(rows, table.schema())
-    write_deltalake(table.current, rows, mode="overwrite", predicate=predicate, commit_properties=properties)
+    rows = conform(rows, table.refresh() and table.schema())
+    properties = _as_owner(table, owner, check)
+    with _as_fenced(table, owner):
+        write_deltalake(table.current, rows, mode="overwrite", predicate=predicate, commit_properties=properties)
 
 
 def claim(table: Table, app_id: str, epoch: int) -> int:

@@ -42,13 +42,14 @@ def overwrite(rows: DataFrame, path: str, replace_where: str | None = None, even
 
 
 def overwrite_live(
-    rows: DataFrame, settings: Settings, table: TableDef, owner, replace_where: str | None = None
+    rows: DataFrame, settings: Settings, table: TableDef, owner, replace_where: str | None = None, check=None
 ) -> None:
     """Replace a live table's rows (the stream's tables: `rebuild --target main`, a reset) by the
     stream's commit protocol, delta-rs's, never Spark's: its S3 log stores can overwrite a commit
     delta-rs made (docs/cloud.md). The whole table: the tasks write the files and the driver
     commits them as one overwrite. A range (gold for an interval: O(keys)): its rows through
-    delta-rs. `owner` (commits.Txn or None): the epoch that claimed the table; a newer one refuses it."""
+    delta-rs. `owner` (commits.Txn or None): the epoch that claimed the table; a newer one refuses
+    it. `check`: the lease's fence check, run right before each commit."""
     import uuid
 
     from eo.runtime import commits
@@ -57,13 +58,14 @@ def overwrite_live(
 
     target = environment(settings).table(table.name)
     if replace_where is not None:
-        commits.replace_range(target, rows.toArrow(), replace_where, owner)
+        commits.replace_range(target, rows.toArrow(), replace_where, owner, check)
         return
-    uri, schema = settings.table_path(table.name), target.refresh() and target.schema()
+    target.refresh()
+    uri, schema = settings.table_path(table.name), target.schema()
     name = f"rebuild-{uuid.uuid4().hex[:8]}"
     actions = written_by_tasks(rows, settings, uri, schema, list(table.partition_by), name)
     append_only = table.properties.get("delta.appendOnly") == "true"
-    commits.replace_files(target, add_actions(actions), owner, append_only=append_only)
+    commits.replace_files(target, add_actions(actions), owner, append_only=append_only, check=check)
 
 
 def _hadoop_path(spark: SparkSession, path: str):

@@ -87,3 +87,38 @@ def test_a_stream_that_starts_during_the_rebuild_refuses_its_commits(spark, stre
     with pytest.raises(NotReady, match="the stream started during the rebuild"):
         rebuild(spark, streamed, target="main", fence=fence)
     assert silver.refresh().version() == version + 1  # the claim only: the rebuild committed nothing
+
+
+def test_a_claim_between_the_check_and_the_commit_refuses_it_as_fenced(spark, streamed, monkeypatch):
+    """The commit itself is the last check: delta-rs refuses a commit whose app id another commit
+    of a newer epoch wrote in between, and the rebuild reads that as Fenced, committing nothing."""
+    fence = claim_while_stopped(streamed, "rebuilding --target main")
+    owner = commits.Txn(app_id_of(generation(streamed)), fence.epoch, 0)
+    quarantine = environment(streamed).table(QUARANTINE.name)
+    checked = commits._as_owner
+
+    def then_a_stream_claims(table, who, check=None):
+        properties = checked(table, who, check)
+        commits.claim(environment(streamed).table(table.uri.rsplit("/", 1)[-1]), who.app_id, who.epoch + 1)
+        return properties
+
+    monkeypatch.setattr(commits, "_as_owner", then_a_stream_claims)
+    version = quarantine.refresh().version()
+    with pytest.raises(commits.Fenced, match="during the commit"):
+        commits.replace_files(quarantine, [], owner)
+    assert quarantine.refresh().version() == version + 1  # the claim only
+
+
+def test_a_reset_checks_the_lease_right_before_each_commit(spark, streamed):
+    """After a reset moves the checkpoint away, a new stream commits under a new app id: the lease,
+    checked right before each commit, is what refuses the reset's commits then."""
+    from eo.runtime.fencing import Fence, Fenced
+
+    fence = claim_while_stopped(streamed, "a reset")
+    silver = environment(streamed).table(SILVER.name)
+    version = silver.refresh().version()
+    Fence.start(environment(streamed).lease(), "events")  # a stream of a new checkpoint takes over
+    with pytest.raises(Fenced):
+        commits.replace_files(silver, [], None, append_only=True, check=fence.check)
+    assert silver.refresh().version() == version  # nothing committed, the guard never lifted
+    assert silver.refresh().metadata().configuration["delta.appendOnly"] == "true"
