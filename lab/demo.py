@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t = step(2, f"produce {args.events:,} events to {settings.topic}")
         generator = ClickstreamGenerator(seed=args.seed, total_events=args.events)
-        ack_log = Path(settings.acks_root) / f"demo-seed{args.seed}.csv"
+        ack_log = environment(settings).ack_log(f"demo-seed{args.seed}.csv")
         stats = publish(generator.messages(), settings, ack_log, total=args.events)
         print(producer_summary(stats))
         timings["produce"] = time.monotonic() - t

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ack_log = args.ack_log or default_ack_log(settings, label)
     stats = publish(messages, settings, ack_log, total=total)
     print(summary(stats))
-    print(f"[producer] ack log: {ack_log}")
+    print(f"[producer] ack log: {stats.ack_log}")
     return 0 if stats.acked == stats.sent else 1
 
 

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from eo.runtime.config import Settings
+from eo.runtime.environment import environment
 from eo.runtime.kafka_admin import client_config
 from producer.generator import Message
 
@@ -30,6 +31,7 @@ class PublishStats:
     seconds: float = 0.0
     kinds: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
+    ack_log: str = ""  # where verification finds the ack log (on object storage for a cloud environment)
 
     @property
     def rate(self) -> float:
@@ -115,6 +117,7 @@ def publish(
     stats.seconds = time.monotonic() - started
     if remaining:
         stats.errors["not delivered within 600 s"] += remaining
+    stats.ack_log = environment(settings).keep_ack_log(ack_log)
     return stats
 
 

@@ -11,8 +11,10 @@ from producer.publish import PublishStats
 
 
 def default_ack_log(settings: Settings, label: str) -> Path:
+    from eo.runtime.environment import environment
+
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    return Path(settings.acks_root) / f"{stamp}-{label}.csv"
+    return environment(settings).ack_log(f"{stamp}-{label}.csv")
 
 
 def summary(stats: PublishStats) -> str:

@@ -59,6 +59,21 @@ class Environment:
         """The producers' ack logs (the no-loss check)."""
         return LocalFiles()
 
+    def ack_log(self, name: str) -> Path:
+        """Where a producer writes an ack log as it goes: the acks folder, or a local spool when
+        the acks live on object storage (`keep_ack_log` then puts it there)."""
+        root = self.settings.acks_root
+        return (REPO_ROOT / "data" / "acks-spool" if on_object_store(root) else Path(root)) / name
+
+    def keep_ack_log(self, path: Path) -> str:
+        """The finished ack log where verification reads it (a job run elsewhere: on object storage)."""
+        root = self.settings.acks_root
+        if not on_object_store(root):
+            return str(path)
+        uri = f"{root.rstrip('/')}/{path.name}"
+        self.ack_files.write_text(uri, path.read_text())
+        return uri
+
     @property
     def local_reports(self) -> Path | None:
         """The reports' folder when they are on this disk (Airflow then serves the Data Docs)."""

@@ -113,7 +113,7 @@ def send(rows: DataFrame, chosen: int, settings: Settings) -> int:
     stats = publish(messages, settings, ack_log)
     warn_missing(missing)
     print(f"[quarantine] chosen {chosen}, sent {stats.sent}, acked {stats.acked} to topic {settings.topic}")
-    print(f"[quarantine] ack log: {ack_log}")
+    print(f"[quarantine] ack log: {stats.ack_log}")
     if stats.acked < stats.sent:
         errors = "; ".join(f"{e} ({n})" for e, n in stats.errors.items())
         return fail(
