@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars data-docs-assets lock demo test test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -104,7 +104,7 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
 
-test: setup checkov-venv terraform-tool flink-venv jars-flink ## the whole suite: unit, integration and the chaos smoke
+test: setup checkov-venv terraform-tool ## the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~10 min)
@@ -112,6 +112,9 @@ chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery
 
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)
+
+bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at toy sizes, the report's schema (~15 min)
+	$(PYTHON) -m pytest -m bench $(PYTEST_ARGS)
 
 test-unit: setup ## unit tests only: no server, no subprocess (~5 min)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)

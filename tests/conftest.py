@@ -31,6 +31,17 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """The bench's plumbing (~15 min) runs only when asked for by name (`-m bench`, make
+    bench-check): lab code, and performance lives in make bench, not in the suite."""
+    if "bench" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("bench") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 # The shared session and its conf as the `spark` fixture built it (set while the session is up).
 _SPARK_BASELINE: dict = {}
 

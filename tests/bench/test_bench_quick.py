@@ -16,7 +16,7 @@ import pytest
 from eo.runtime.config import REPO_ROOT
 from lab.bench.report import PLOTS, REQUIRED_METRICS, TARGETS
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.bench, pytest.mark.integration, pytest.mark.slow]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
