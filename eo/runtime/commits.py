@@ -139,12 +139,13 @@ def append_files(table: Table, actions: list, txn: Txn) -> bool:
     return True
 
 
-def commit_files(current, actions: list, commit_properties=None) -> None:
-    """One delta-rs append of already-written files to `current` (a DeltaTable), with or without
-    a transaction id (the lab's unguarded baseline has none)."""
+def commit_files(current, actions: list, commit_properties=None, mode: str = "append") -> None:
+    """One delta-rs commit of already-written files to `current` (a DeltaTable), with or without
+    a transaction id (the lab's unguarded baseline has none). `mode="overwrite"` removes every
+    file the table had in the same commit."""
     current.create_write_transaction(
         actions,
-        mode="append",
+        mode=mode,
         schema=current.schema(),
         partition_by=current.metadata().partition_columns or None,
         commit_properties=commit_properties,
@@ -272,15 +273,8 @@ def replace_files(
             table.current.alter.set_table_properties({"delta.appendOnly": "false"}, commit_properties=properties)
         properties = _as_owner(table, owner, check)
     try:
-        current = table.current
         with _as_fenced(table, owner):
-            current.create_write_transaction(
-                actions,
-                mode="overwrite",
-                schema=current.schema(),
-                partition_by=current.metadata().partition_columns or None,
-                commit_properties=properties,
-            )
+            commit_files(table.current, actions, properties, mode="overwrite")
     finally:
         if append_only:  # set again whatever happened, by no owner: a newer epoch must not keep it lifted
             _guard_append_only(table)
