@@ -73,6 +73,10 @@ def _missing_table_line(error_line: str) -> str:
     return f"a table is missing at {where}: run the stream or `make demo` first"
 
 
+# Spark's refusal to resume a checkpoint whose engine state another release of the query wrote.
+_STATE_FROM_ANOTHER_RELEASE = ("STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE")
+
+
 def explain(exc: BaseException) -> tuple[int, str] | None:
     """(exit code, one line) for a failure a person can fix; None for a bug."""
     from eo.runtime.jars import MissingJarsError
@@ -89,6 +93,11 @@ def explain(exc: BaseException) -> tuple[int, str] | None:
     table = _missing_table(exc)
     if table:
         return NOT_READY, _missing_table_line(table)
+    if any(name in str(exc) for name in _STATE_FROM_ANOTHER_RELEASE):
+        return NOT_READY, (
+            "the checkpoint's engine state was written by another release of the stream: stop it, run "
+            "`python -m ops.reset`, then start it (docs/operations.md, upgrading)"
+        )
     return None
 
 

@@ -79,3 +79,25 @@ def test_rebuilding_live_tables_or_a_reset_waits_for_the_stream_to_stop(monkeypa
     assert "the stream is running: stop it (make stream-stop) before a reset" in refusal
     assert f"host pid 7, epoch {stream.epoch}, renewed until" in refusal
     assert environment(settings).lease().current("events") == stream.epoch  # refused: no epoch taken
+
+
+def test_a_checkpoint_whose_state_another_release_wrote_says_to_reset(spark, tmp_path):
+    """A release that changes a state's key (here: the user tuple as a 16-byte hash, tried in
+    docs/hot-path.md) cannot resume the old checkpoint: the job says what to do instead of Spark's
+    trace (docs/operations.md, upgrading)."""
+    from pyspark.sql import functions as F
+
+    source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
+    spark.createDataFrame([("a",), ("b",)], "event_id string").write.format("delta").save(source)
+
+    def run(key):
+        rows = spark.readStream.format("delta").load(source).withColumn("_key", key)
+        query = rows.dropDuplicates(["_key"]).writeStream.format("noop").option("checkpointLocation", checkpoint)
+        query.trigger(availableNow=True).start().awaitTermination(120)
+
+    run(F.concat(F.lit("E|"), "event_id"))  # the state as the release before wrote it
+    spark.createDataFrame([("c",)], "event_id string").write.format("delta").mode("append").save(source)
+    with pytest.raises(Exception) as refused:
+        run(F.unhex(F.md5(F.concat(F.lit("E|"), "event_id"))))
+    code, line = cli.explain(refused.value)
+    assert code == cli.NOT_READY and "python -m ops.reset" in line, line
