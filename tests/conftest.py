@@ -36,10 +36,10 @@ def pytest_collection_modifyitems(config, items):
     bench-check): lab code, and performance lives in make bench, not in the suite."""
     if "bench" in (config.option.markexpr or ""):
         return
-    kept = [item for item in items if item.get_closest_marker("bench") is None]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
-        items[:] = kept
+    bench = [item for item in items if item.get_closest_marker("bench") is not None]
+    if bench:
+        config.hook.pytest_deselected(items=bench)
+        items[:] = [item for item in items if item.get_closest_marker("bench") is None]
 
 
 # The shared session and its conf as the `spark` fixture built it (set while the session is up).
