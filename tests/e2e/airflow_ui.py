@@ -46,12 +46,14 @@ def _pick(dialog, index: int, when: dt.datetime) -> None:
     popover.get_by_placeholder("YYYY/MM/DD").fill(when.strftime("%Y/%m/%d"))
     popover.get_by_placeholder("HH:mm").fill(when.strftime("%H:%M"))
     popover.press("Escape")
+    popover.wait_for(state="hidden")  # its role is dialog too: gone before the form is looked up again
 
 
 def _trigger_dialog(page, url: str, dag_id: str):
     page.goto(f"{url}/dags/{dag_id}")
     page.get_by_role("button", name="Trigger").first.click()
-    dialog = page.get_by_role("dialog")
+    # The date pickers' popovers also have the role dialog: the form is the dialog that is not one.
+    dialog = page.locator("[role=dialog]:not([data-scope=popover])")
     dialog.wait_for()
     return dialog
 
