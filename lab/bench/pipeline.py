@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from eo.runtime.config import Settings
 from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.monitoring import kafka_offsets, read_checkpoint
-from lab.bench import job_log
+from lab.bench import job_log, stages
 from lab.bench.spark_submit import Submitter
 
 # mode -> (script, its arguments before the batch size, the query name in its log lines)
@@ -34,6 +35,8 @@ CATCH_UP_FILE = ("streaming", "last-catch-up.json")
 def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: int, log: Path) -> dict:
     """Run one of CATCH_UP_JOBS until caught up on the topic; its figures."""
     script, args, query = CATCH_UP_JOBS[mode]
+    event_log = log.with_suffix(".events")
+    submitter = replace(submitter, conf={**submitter.conf, **stages.event_log_conf(event_log)})
     began = time.monotonic()
     submitter.run(script, [*args, "--max-offsets-per-trigger", str(max_offsets)], settings, log)
     stats = json.loads(Path(settings.reports_root, *CATCH_UP_FILE).read_text())
@@ -49,6 +52,7 @@ def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: i
         "batch_lines": batches,  # the job's own lines: seconds and steps per batch
         "driver_bytes": stats.get("driver_bytes", {}),  # the streaming job's only (streaming/query.py)
         "engine": stats.get("engine", []),  # Spark's figures per batch (streaming/engine_report.py); the job's only
+        "stages": stages.split(event_log),  # task time per stage of each micro-batch (Spark's event log)
         "log": str(log),
     }
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from lab.bench.plots import PLOTTERS, draw_all
+from lab.bench.stages import split_lines
 
 # (metric, comparison, target, what it means); a target may name another metric, or (metric, factor).
 TARGETS: list[tuple[str, str, object, str]] = [
@@ -178,6 +179,7 @@ def summary_markdown(result: dict) -> str:
         lines.append(f"| PyFlink's first run was short, so it ran twice | {first} |")
     lines += _sustained_lines(result)
     lines += _profile_lines(result)
+    lines += split_lines(result.get("pipeline", {}))
     lines += ["", "## How it is measured", "", *[f"- {text}" for text in METHODS]]
     if result.get("errors"):
         lines += ["", "## Errors", *[f"- {phase}: {text}" for phase, text in result["errors"].items()]]
