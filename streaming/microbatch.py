@@ -2,9 +2,9 @@
 
     B rows -> bronze         (files written by the batch's tasks, appended by the driver)
     Q rows -> quarantine     (likewise)
-    E rows -> silver         (likewise)
-    E + U  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
-    E      -> user_sessions  (the stored sessions the new events reach, merged with them)
+    E, EU  -> silver         (likewise; EU: an event that also brings a user tuple never counted)
+    E, EU  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
+    E, EU  -> user_sessions  (the stored sessions the new events reach, merged with them)
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance

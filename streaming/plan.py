@@ -5,7 +5,8 @@ Every micro-batch yields rows of four kinds (`_kind`), all from one read of Kafk
 - B: every record as it came (bronze: the full log, duplicates and bad records included);
 - Q: a record the strict reading refused (quarantine, with its reason);
 - E: a valid event seen for the first time (silver; gold's metrics and sessions add it);
-- U: a (campaign, type, minute, user) seen for the first time (gold's distinct users).
+- EU: an E row that also brings a (campaign, type, minute, user) never counted before (gold's
+  distinct users add one).
 
 The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once):
 1. every event id ever accepted: a copy of an event already seen is dropped whatever its time or
@@ -13,15 +14,16 @@ The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once)
    (topic, partition, offset) wins, wherever producers put them. Bronze records each record's
    micro-batch, and the batch rebuild keeps the same copy: the lowest (ingest batch, topic,
    partition, offset) (eo/core/transforms/dedup.py).
-2. every (campaign, type, minute, user) ever counted: each new event becomes an E row and a U row,
-   and the U row survives only if its tuple is new. (E and Q rows carry keys of their own, unique,
-   so they always pass.)
+2. every (campaign, type, minute, user) ever counted: the event rows are grouped by their tuple,
+   every row goes on, and the first row of a tuple the state does not hold becomes EU (a Java
+   operator, jvm/reader NewTuple). Only new tuples are written; Q rows pass, keyed by their own
+   coordinates, and are never stored.
 
 After a reset (`python -m ops.reset`), the states are rebuilt from the seed table (the rebuilt silver's ids and
 tuples, ops/reset.py): seed rows enter both states and are then dropped, so nothing is
-written twice. While the seed is being read, records from Kafka whose event id or user tuple the
-seed holds are set aside first (`history`): a state keeps whichever row reaches it first, and a
-live copy must never win over its original.
+written twice. While the seed is being read, records from Kafka whose event id the seed holds
+are set aside first, and those whose user tuple it holds are marked counted (`history`): a state
+keeps whichever row reaches it first, and a live copy must never win over its original.
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
-from eo.core.transforms.dedup import first_copy_state
+from eo.core.transforms.dedup import first_copy_state, new_tuple_state
 from eo.core.transforms.metrics import window_start_column
 from eo.runtime.config import Settings
 from eo.runtime.kafka_admin import spark_kafka_options
 from eo.runtime.reading import classify_records
 from streaming import poison
 
-KINDS = ("B", "Q", "E", "U")
+KINDS = ("B", "Q", "E", "EU")
 FETCH_MAX_WAIT_MS = 10
 USER_TUPLE = ["campaign_id", "event_type", "window_start", "user_id"]
 
@@ -109,11 +111,11 @@ def _first_key() -> Column:
 
 
 def _tuple_key() -> Column:
-    """State 2's key: the user tuple of a U row; E and Q rows keep their unique first key."""
+    """State 2's key: the user tuple of an event row; a Q row keeps its unique first key."""
     user_tuple = F.concat_ws(
         "|", F.lit("U"), "campaign_id", "event_type", F.col("window_start").cast("string"), "user_id"
     )
-    return F.when(F.col("_kind") == "U", user_tuple).otherwise(F.col("_first"))
+    return F.when(F.col("_kind") == "E", user_tuple).otherwise(F.col("_first"))
 
 
 def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
@@ -128,11 +130,10 @@ def _user_tuple() -> list[Column]:
 
 
 # The columns each kind of row needs downstream; the others are nulled before the second state
-# and the trip to Arrow (a U row is four short strings, not a whole event: half the bytes moved).
+# and the trip to Arrow (a refused record carries no event's fields, an event not its raw text).
 KIND_COLUMNS = {
     "Q": QUARANTINE.columns,
     "E": [*SILVER.columns, "window_start"],
-    "U": USER_TUPLE,
 }
 INTERNAL = ("_kind", "_first", "_seed")
 
@@ -148,7 +149,7 @@ def _slim(rows: DataFrame) -> DataFrame:
 def marked(
     records: DataFrame, read: DataFrame, seed: DataFrame | None = None, history: DataFrame | None = None
 ) -> DataFrame:
-    """The B rows of `records` and the Q, E and U rows of their reading `read` (see the module).
+    """The B rows of `records` and the Q, E and EU rows of their reading `read` (see the module).
 
     `history` (a static frame of the seed, only while the seed is being read): what the seed
     holds is not new, whichever row the states meet first."""
@@ -159,14 +160,14 @@ def marked(
         readings = readings.unionByName(_as_reading(seed, readings))
     readings = readings.withColumn("window_start", window_start_column())
     first = first_copy_state(readings.withColumn("_first", _first_key()), "_first", "_seed")
-    kinds = F.when(_valid(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
-    exploded = _slim(first.withColumn("_kind", F.explode(kinds)))
-    if history is not None:  # a seed row itself goes on: its tuple must enter the state
-        counted = history.select(*_user_tuple()).distinct()
-        counted = counted.withColumn("_kind", F.lit("U")).withColumn("_seed", F.lit(False))
-        exploded = exploded.join(counted, on=[*USER_TUPLE, "_kind", "_seed"], how="left_anti")
-    new = exploded.withColumn("_key", _tuple_key()).dropDuplicates(["_key"])
-    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed")
+    rows = _slim(first.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q"))))
+    if history is None:
+        rows = rows.withColumn("_counted", F.lit(False))
+    else:  # a live row whose tuple the seed holds must not count its user again
+        counted = history.select(*_user_tuple()).distinct().withColumn("_counted", F.lit(True))
+        rows = rows.join(counted, on=USER_TUPLE, how="left")
+    new = new_tuple_state(rows.withColumn("_key", _tuple_key()), "_key", "_seed", "_counted")
+    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed", "_counted")
     # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(new))
@@ -205,7 +206,7 @@ def aligned(frame: DataFrame) -> DataFrame:
 def events_plan(
     spark: SparkSession, settings: Settings, records: DataFrame, seeding: bool = False, rehearsal: bool = False
 ) -> DataFrame:
-    """The whole query: records (from Kafka) and the seed -> B, Q, E and U rows for one foreachBatch.
+    """The whole query: records (from Kafka) and the seed -> B, Q, E and EU rows for one foreachBatch.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
     `seeding`: the seed is being read (the first run after a reset): set aside what it holds.

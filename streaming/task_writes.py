@@ -2,7 +2,7 @@
 
 Each task of the batch's one Spark job writes its B, Q and E rows as Parquet files of bronze,
 quarantine and silver (eo/runtime/data_files.py) and returns their add actions, plus its share of
-gold, added up from its own E and U rows: one row per metric key and one per session its events
+gold, added up from its own event rows: one row per metric key and one per session its events
 make (`gold_parts`). No record, raw or read, leaves the executors. The driver then commits each
 table's files in one delta-rs transaction with the batch's txn (eo/runtime/commits.py `append_files`); files that no
 commit names (a batch killed before its commit, a task attempt that lost) are never read.
@@ -27,9 +27,9 @@ UTC_MICROS = pa.timestamp("us", tz="UTC")
 # What each task adds up for gold from its own rows, and returns instead of them: a row per part,
 # the part's Arrow table as one zstd-compressed IPC stream (a column per field would carry every
 # other part's columns as nulls, and uncompressed).
-# "M": minute_metrics of its E and U rows (eo/core/transforms/metrics.py);
-# "S": the sessions its E rows make, as intervals (eo/core/transforms/sessions.py).
-# Both add up exactly across tasks: E rows are new events and U rows new tuples, each in one task.
+# "M": minute_metrics of its event rows, each EU row's user tuple counted (eo/core/transforms/metrics.py);
+# "S": the sessions its event rows make, as intervals (eo/core/transforms/sessions.py).
+# Both add up exactly across tasks: each new event is in one task, and so is each new tuple's EU row.
 METRIC_PART = pa.schema(
     [
         ("campaign_id", pa.string()),
@@ -45,6 +45,9 @@ OUT = pa.schema([("_table", pa.string()), *ACTION_FIELDS, ("_part", pa.string())
 SPARK_TYPES = {pa.string(): "string", pa.int64(): "bigint", pa.binary(): "binary"}
 OUT_DDL = ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in OUT)
 KIND_TABLES = {"B": BRONZE, "Q": QUARANTINE, "E": SILVER}
+# The kinds of row (streaming/plan.py) each table's files take: an EU row is an event too.
+ROW_KINDS = {"B": ("B",), "Q": ("Q",), "E": ("E", "EU")}
+NEW_TUPLE = "EU"
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def task_writer(
         kind = rows["_kind"]
         out: list[pa.Table] = []
         for code, goal in goals.items():
-            part = rows.filter(pc.equal(kind, code))
+            part = rows.filter(pc.is_in(kind, value_set=pa.array(ROW_KINDS[code])))
             if part.num_rows == 0:
                 continue
             if code == "B" and mark is not None:
@@ -107,18 +110,19 @@ def task_writer(
             filesystem = environment(settings).arrow_filesystem(goal.uri)
             actions = write_files(filesystem, part, goal.table.partition_by, tag)
             out.append(_rows_of(pa.Table.from_pylist([{**a, "_table": goal.table.name} for a in actions])))
-        out += gold_parts(rows.filter(pc.equal(kind, "E")), rows.filter(pc.equal(kind, "U")))
+        out += gold_parts(rows.filter(pc.is_in(kind, value_set=pa.array(ROW_KINDS["E"]))))
         for table in out:
             yield from table.to_batches()
 
     return run
 
 
-def gold_parts(events: pa.Table, users: pa.Table) -> list[pa.Table]:
-    """A task's share of gold, in OUT's shape: its metric rows and its session intervals."""
-    if events.num_rows == 0 and users.num_rows == 0:
+def gold_parts(events: pa.Table) -> list[pa.Table]:
+    """A task's share of gold, in OUT's shape: its metric rows (distinct users: its EU rows' tuples)
+    and its session intervals."""
+    if events.num_rows == 0:
         return []
-    metrics = minute_metrics(events, users)
+    metrics = minute_metrics(events, events.filter(pc.equal(events["_kind"], NEW_TUPLE)))
     intervals = sessions_as_intervals(sessionize(as_intervals(events)))
     return [_packed("M", metrics), _packed("S", intervals)]
 

@@ -73,8 +73,13 @@ def _missing_table_line(error_line: str) -> str:
     return f"a table is missing at {where}: run the stream or `make demo` first"
 
 
-# Spark's refusal to resume a checkpoint whose engine state another release of the query wrote.
-_STATE_FROM_ANOTHER_RELEASE = ("STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE", "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE")
+# Spark's refusal to resume a checkpoint whose engine state another release of the query wrote:
+# a state's key or value schema, or the operator itself, changed.
+_STATE_FROM_ANOTHER_RELEASE = (
+    "STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE",
+    "STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE",
+    "STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA",
+)
 
 
 def explain(exc: BaseException) -> tuple[int, str] | None:

@@ -48,11 +48,10 @@ QUERY = "unguarded"
 
 
 def unguarded_plan(spark, settings: Settings, records: DataFrame) -> DataFrame:
-    """B rows (every record), Q rows (refused), and E and U rows (every valid copy): no engine state."""
+    """B rows (every record), Q rows (refused), and EU rows (every valid copy, its user counted): no engine state."""
     read = classify_records(spark, settings, records, poison.recorded(settings))
     read = read.withColumn("event_date", F.to_date("event_time")).withColumn("window_start", window_start_column())
-    kinds = F.when(F.col("reason").isNull(), F.array(F.lit("E"), F.lit("U"))).otherwise(F.array(F.lit("Q")))
-    kinds = read.withColumn("_kind", F.explode(kinds))
+    kinds = read.withColumn("_kind", F.when(F.col("reason").isNull(), F.lit("EU")).otherwise(F.lit("Q")))
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(kinds))
 

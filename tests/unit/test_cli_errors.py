@@ -81,23 +81,44 @@ def test_rebuilding_live_tables_or_a_reset_waits_for_the_stream_to_stop(monkeypa
     assert environment(settings).lease().current("events") == stream.epoch  # refused: no epoch taken
 
 
-def test_a_checkpoint_whose_state_another_release_wrote_says_to_reset(spark, tmp_path):
-    """A release that changes a state's key (here: the user tuple as a 16-byte hash, tried in
-    docs/hot-path.md) cannot resume the old checkpoint: the job says what to do instead of Spark's
-    trace (docs/operations.md, upgrading)."""
+def _hashed_key(rows):
+    from pyspark.sql import functions as F
+
+    return rows.withColumn("_key", F.unhex(F.md5("_key"))).dropDuplicates(["_key"])
+
+
+def _user_tuple_operator(rows):
+    from pyspark.sql import functions as F
+
+    from eo.core.transforms.dedup import new_tuple_state
+
+    place = [
+        F.lit("t").alias("kafka_topic"),
+        F.lit(0).alias("kafka_partition"),
+        F.lit(0).cast("bigint").alias("kafka_offset"),
+    ]
+    flags = [F.lit(False).alias("_seed"), F.lit(False).alias("_counted")]
+    return new_tuple_state(rows.select(F.lit("E").alias("_kind"), "_key", *place, *flags), "_key", "_seed", "_counted")
+
+
+@pytest.mark.parametrize("changed", [_hashed_key, _user_tuple_operator], ids=["hashed key", "another operator"])
+def test_a_checkpoint_whose_state_another_release_wrote_says_to_reset(spark, tmp_path, changed):
+    """A release that changes a state (its key as a 16-byte hash, tried in docs/hot-path.md; the
+    user-tuple state's dropDuplicates replaced by jvm/reader NewTuple) cannot resume the old
+    checkpoint: the job says what to do instead of Spark's trace (docs/operations.md, upgrading)."""
     from pyspark.sql import functions as F
 
     source, checkpoint = str(tmp_path / "source"), str(tmp_path / "checkpoint")
     spark.createDataFrame([("a",), ("b",)], "event_id string").write.format("delta").save(source)
 
-    def run(key):
-        rows = spark.readStream.format("delta").load(source).withColumn("_key", key)
-        query = rows.dropDuplicates(["_key"]).writeStream.format("noop").option("checkpointLocation", checkpoint)
+    def run(state):
+        rows = spark.readStream.format("delta").load(source).withColumn("_key", F.concat(F.lit("E|"), "event_id"))
+        query = state(rows).writeStream.format("noop").option("checkpointLocation", checkpoint)
         query.trigger(availableNow=True).start().awaitTermination(120)
 
-    run(F.concat(F.lit("E|"), "event_id"))  # the state as the release before wrote it
+    run(lambda rows: rows.dropDuplicates(["_key"]))  # the state as the release before wrote it
     spark.createDataFrame([("c",)], "event_id string").write.format("delta").mode("append").save(source)
     with pytest.raises(Exception) as refused:
-        run(F.unhex(F.md5(F.concat(F.lit("E|"), "event_id"))))
+        run(changed)
     code, line = cli.explain(refused.value)
     assert code == cli.NOT_READY and "python -m ops.reset" in line, line

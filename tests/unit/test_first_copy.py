@@ -95,3 +95,20 @@ def test_a_producer_keyed_by_user_with_changed_copies_stream_equals_rebuild(spar
     stream(spark, lake, batches[:2])
     stream(spark, lake, batches[2:], batch=micro_batch(lake))  # and a restart in between
     assert_stream_equals_rebuild(spark, lake)
+
+
+def test_a_user_counts_once_a_minute_wherever_its_events_land(spark, lake):
+    """The user-tuple state marks one event per (campaign, type, minute, user) ever: here u1's
+    events of one minute land in one batch read by two tasks, in a later batch, and after a
+    restart, with other users beside them. The minute counts 3 users, and equals the rebuild."""
+    prepare_lake(spark, lake)
+
+    def purchase(n: int, partition: int, offset: int, user: str = "u1") -> tuple:
+        return copy(f"e{n}", "1.00", partition, offset, user)
+
+    stream(spark, lake, [([purchase(1, 1, 1), purchase(2, 0, 5)], [purchase(3, 0, 2), purchase(4, 1, 7, "u2")])])
+    stream(spark, lake, [[purchase(5, 0, 9), purchase(6, 1, 8, "u2")]])
+    stream(spark, lake, [[purchase(7, 1, 9), purchase(8, 0, 10, "u3")]], batch=micro_batch(lake))
+    metrics = sorted_rows(spark, lake, CAMPAIGN_MINUTE_METRICS)
+    assert [(m.events, m.distinct_users, str(m.revenue)) for m in metrics] == [(8, 3, "8.00")]
+    assert_stream_equals_rebuild(spark, lake)

@@ -1,5 +1,6 @@
-"""Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events and
-user tuples (streaming/task_writes.py `gold_parts`), and the driver adds up the tasks' rows."""
+"""Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events, the
+EU rows among them counting their user tuples (streaming/task_writes.py `gold_parts`), and the
+driver adds up the tasks' rows."""
 
 import datetime as dt
 import random
@@ -45,25 +46,28 @@ def spread(rng: random.Random, table: pa.Table, tasks: int) -> list[pa.Table]:
     return [table.filter(pc.equal(task_of, task)) for task in range(tasks)]
 
 
-def u_rows(events: pa.Table) -> pa.Table:
-    """The plan's U rows: each (campaign, type, minute, user) once."""
-    return user_tuples(events)
+def kinded(events: pa.Table, counted: set[tuple] = frozenset()) -> pa.Table:
+    """The plan's event rows: the first row of each (campaign, type, minute, user) not `counted`
+    before is EU, the others E."""
+    starts = window_start(events["event_time"])
+    seen, kinds = set(counted), []
+    for row, start in zip(events.to_pylist(), starts.to_pylist(), strict=True):
+        tuple_ = (row["campaign_id"], row["event_type"], start, row["user_id"])
+        kinds.append("E" if tuple_ in seen else "EU")
+        seen.add(tuple_)
+    return events.append_column("window_start", starts).append_column("_kind", pa.array(kinds))
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_tasks_rows_add_up_to_the_batch(seed):
-    """E rows and U rows are shuffled apart (by event id and by tuple): a task may hold a U row
-    without its event, or events without their U rows. The sums are the batch's all the same."""
+    """Event rows reach the tasks shuffled by their user tuple, but a task's sums must not rest on
+    that: spread at random, a task may hold a tuple's EU row without its other events, or events
+    without their EU row. The sums are the batch's all the same."""
     rng = random.Random(seed)
     events = random_events(rng, 500)
-    users = u_rows(events)
+    users = user_tuples(events)
     tasks = rng.randint(1, 6)
-    parts = [
-        table
-        for e, u in zip(spread(rng, events, tasks), spread(rng, users, tasks), strict=True)
-        for table in gold_parts(e, u)
-    ]
-    out = pa.concat_tables(parts)
+    out = pa.concat_tables([table for part in spread(rng, kinded(events), tasks) for table in gold_parts(part)])
     metrics, intervals = added_up(unpacked(out, "M")), unpacked(out, "S")
 
     def rows(table: pa.Table) -> list[dict]:
@@ -74,20 +78,22 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
     assert rows(sessions) == rows(sessionize(as_intervals(events)))
 
 
-def test_a_task_without_new_rows_returns_nothing_and_one_with_only_u_rows_counts_them():
+def test_a_task_without_rows_returns_nothing_and_counted_tuples_add_no_user():
     events = random_events(random.Random(1), 20)
-    assert gold_parts(events.slice(0, 0), u_rows(events).slice(0, 0)) == []
-    out = pa.concat_tables(gold_parts(events.slice(0, 0), u_rows(events)))
-    metrics, intervals = unpacked(out, "M"), unpacked(out, "S")
-    assert pc.sum(metrics["distinct_users"]).as_py() == u_rows(events).num_rows
-    assert pc.sum(metrics["events"]).as_py() == 0 and intervals.num_rows == 0
+    assert gold_parts(kinded(events).slice(0, 0)) == []
+    tuples = user_tuples(events).select(["campaign_id", "event_type", "window_start", "user_id"])
+    all_counted = {tuple(row.values()) for row in tuples.to_pylist()}
+    metrics = unpacked(pa.concat_tables(gold_parts(kinded(events, all_counted))), "M")
+    assert pc.sum(metrics["distinct_users"]).as_py() == 0 and pc.sum(metrics["events"]).as_py() == 20
+    metrics = unpacked(pa.concat_tables(gold_parts(kinded(events))), "M")
+    assert pc.sum(metrics["distinct_users"]).as_py() == user_tuples(events).num_rows
 
 
 def test_the_driver_receives_far_fewer_rows_than_the_batch_has_events():
     """Many events of few users and keys: a row per key and per session, not per event, and two
     compressed rows per task."""
     events = random_events(random.Random(2), 5000)
-    out = pa.concat_tables(gold_parts(events, u_rows(events)))
+    out = pa.concat_tables(gold_parts(kinded(events)))
     assert out.num_rows == 2 and out.nbytes < events.nbytes / 10
     metrics, intervals = unpacked(out, "M"), unpacked(out, "S")
     keys = pa.table({"c": events["campaign_id"], "t": events["event_type"], "w": window_start(events["event_time"])})

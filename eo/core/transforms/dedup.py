@@ -39,3 +39,12 @@ def first_copy_state(rows: DataFrame, key: str, seed: str) -> DataFrame:
     spark = rows.sparkSession
     operator = spark._jvm.io.effectivelyonce.reader.FirstCopy  # a Java operator: no Python API
     return DataFrame(operator.apply(rows._jdf, key, seed), spark)
+
+
+def new_tuple_state(rows: DataFrame, key: str, seed: str, counted: str) -> DataFrame:
+    """Every row of `rows`; of the event rows (kind E) grouped by `key`, the first whose key was
+    never seen becomes EU (a Java operator with RocksDB state, jvm/reader NewTuple). `seed` and
+    `counted` (boolean columns): the key is counted already; store it, mark nothing."""
+    spark = rows.sparkSession
+    operator = spark._jvm.io.effectivelyonce.reader.NewTuple  # a Java operator: no Python API
+    return DataFrame(operator.apply(rows._jdf, key, seed, counted), spark)

@@ -29,15 +29,11 @@ import org.apache.spark.sql.types.StructType;
 public final class FirstCopy implements FlatMapGroupsWithStateFunction<String, Row, Boolean, Row> {
     private static final long serialVersionUID = 1L;
 
-    private final int topic;
-    private final int partition;
-    private final int offset;
+    private final Coordinates coordinates;
     private final int seed;
 
     private FirstCopy(StructType schema, String seedColumn) {
-        this.topic = schema.fieldIndex("kafka_topic");
-        this.partition = schema.fieldIndex("kafka_partition");
-        this.offset = schema.fieldIndex("kafka_offset");
+        this.coordinates = new Coordinates(schema);
         this.seed = schema.fieldIndex(seedColumn);
     }
 
@@ -66,7 +62,7 @@ public final class FirstCopy implements FlatMapGroupsWithStateFunction<String, R
             Row copy = copies.next();
             if (isSeed(copy)) {
                 seedRow = seedRow == null ? copy : seedRow;
-            } else if (first == null || earlier(copy, first)) {
+            } else if (first == null || coordinates.earlier(copy, first)) {
                 first = copy;
             }
         }
@@ -77,18 +73,5 @@ public final class FirstCopy implements FlatMapGroupsWithStateFunction<String, R
 
     private boolean isSeed(Row row) {
         return !row.isNullAt(seed) && row.getBoolean(seed);
-    }
-
-    /** Lower (topic, partition, offset): the order bronze's records have within one micro-batch. */
-    private boolean earlier(Row a, Row b) {
-        int byTopic = a.getString(topic).compareTo(b.getString(topic));
-        if (byTopic != 0) {
-            return byTopic < 0;
-        }
-        int byPartition = Integer.compare(a.getInt(partition), b.getInt(partition));
-        if (byPartition != 0) {
-            return byPartition < 0;
-        }
-        return a.getLong(offset) < b.getLong(offset);
     }
 }
