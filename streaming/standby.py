@@ -18,11 +18,13 @@ from __future__ import annotations
 import json
 import time
 
+from eo.core.tables import BRONZE
 from eo.runtime.active import ActiveLock
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
+from streaming import task_writes
 from streaming.plan import Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
@@ -57,26 +59,46 @@ def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print) ->
 REHEARSAL_RECORDS = 5_000
 
 
-def rehearse(spark, settings: Settings) -> None:
-    """Run the query's own plan once, over the newest records and into nothing, on a scratch
-    checkpoint: a standby that takes over then finds Spark's generated code compiled and the JVM
-    warm (a first batch in a cold JVM cost ~4 s more than a warm one). Nothing reaches the lake."""
+def rehearse(spark, settings: Settings) -> tuple[int, int]:
+    """Run the query's own plan once, over the newest records, on a scratch checkpoint, its tasks
+    writing their files into a scratch folder: a standby that takes over then finds Spark's
+    generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
+    a cold JVM cost ~4 s more than a warm one). Nothing reaches the lake, and nothing is committed.
+    Returns the records read and the files the tasks wrote (and that were then removed)."""
     ends = end_offsets(settings)
     start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
     scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
-    environment(settings).lake_files.delete_tree(scratch)
+    # Beside the seed, in the lake: where the tasks' filesystem reaches in every environment.
+    files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
+    lake_files = environment(settings).lake_files
+    schemas = {t.name: environment(settings).table(t.name).schema() for t in task_writes.KIND_TABLES.values()}
+    goals = task_writes.targets(settings, schemas, root=files)
+    for folder in (scratch, files):
+        lake_files.delete_tree(folder)
+    for goal in goals.values():  # the lake's tables have their folders; a scratch folder does not
+        lake_files.make_folder(goal.uri)
+    written: list[task_writes.Written] = []
     try:
         records = kafka_records(spark, settings, Source(starting_offsets=json.dumps(start)))
         plan = events_plan(spark, settings, records, rehearsal=True)
-        writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(lambda rows, _batch: rows.toArrow())
+        writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(
+            lambda rows, _batch: written.append(task_writes.write_in_tasks(rows, settings, goals, None, "rehearsal"))
+        )
         writer.option("checkpointLocation", scratch).trigger(availableNow=True).start().awaitTermination()
     finally:
-        environment(settings).lake_files.delete_tree(scratch)
+        for folder in (scratch, files):
+            lake_files.delete_tree(folder)
+    records = sum(w.rows[BRONZE.name] for w in written)
+    return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
 def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
     began = time.monotonic()
-    rehearse(spark, settings)
-    print(f"[standby] warm in {time.monotonic() - began:.1f} s; waiting for the active instance to exit", flush=True)
+    records, files = rehearse(spark, settings)
+    print(
+        f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
+        f"{files} files, removed since); waiting for the active instance to exit",
+        flush=True,
+    )
     wait_for_turn(lock, environment(settings).lease(), [QUERY])
     print("[standby] the active instance is gone: taking over", flush=True)

@@ -75,8 +75,10 @@ class Written:
         return self.rows[BRONZE.name] - self.rows[QUARANTINE.name] - self.rows[SILVER.name]
 
 
-def targets(settings: Settings, schemas: dict[str, pa.Schema]) -> dict[str, Target]:
-    return {kind: Target(t, settings.table_path(t.name), schemas[t.name]) for kind, t in KIND_TABLES.items()}
+def targets(settings: Settings, schemas: dict[str, pa.Schema], root: str | None = None) -> dict[str, Target]:
+    """The append tables' files in the lake, or under `root` (a rehearsal's scratch folder)."""
+    uri = (lambda name: f"{root}/{name}") if root else settings.table_path
+    return {kind: Target(t, uri(t.name), schemas[t.name]) for kind, t in KIND_TABLES.items()}
 
 
 def task_writer(

@@ -113,3 +113,6 @@ class ObjectStoreFiles:
         for path in folder.rglob("*"):
             if path.is_file():
                 self.client.upload_file(str(path), bucket, prefix + path.relative_to(folder).as_posix())
+
+    def make_folder(self, uri: str) -> None:
+        """Keys need no folder: nothing to make."""

@@ -28,6 +28,8 @@ class Files(Protocol):
 
     def put_tree(self, folder: Path, uri: str) -> None: ...  # a local folder's files, replacing `uri`'s
 
+    def make_folder(self, uri: str) -> None: ...  # a folder files can be written into (object stores: none needed)
+
 
 class LocalFiles:
     def names(self, folder: str) -> list[str]:
@@ -55,6 +57,9 @@ class LocalFiles:
     def put_tree(self, folder: Path, uri: str) -> None:
         self.delete_tree(uri)
         shutil.copytree(folder, uri)
+
+    def make_folder(self, uri: str) -> None:
+        Path(uri).mkdir(parents=True, exist_ok=True)
 
 
 def files_under(files: Files, folder: str, suffix: str) -> list[str]:

@@ -1,8 +1,10 @@
 """A warm standby driver (streaming/standby.py) waits while the active one lives, takes over when
 it is SIGKILLed mid-stream, and afterwards nothing is lost, nothing doubled, and stream == batch."""
 
+import re
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,11 @@ def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipe
         # Next to a running job, as it would be deployed: it warms up, then waits.
         standby = Instance(2, pipeline, env, tmp_path / "standby.log", [*ARGS, "--standby"]).start()
         wait_until(lambda: log_has(standby, "[standby] warm"), 240, "the standby to warm up", standby, active)
+        # Its rehearsal ran the tasks' writers into a scratch folder, and left nothing behind.
+        warm = re.search(r"rehearsed on ([\d,]+) records; its tasks wrote (\d+) files", standby.log.read_text())
+        assert warm and int(warm[1].replace(",", "")) > 0 and int(warm[2]) > 0, "the rehearsal wrote nothing"
+        scratch, files = Path(pipeline.checkpoint_path("events-rehearsal")), Path(pipeline.lake_root, "_stream")
+        assert not scratch.exists() and not (files / "events-rehearsal").exists(), "the rehearsal left files"
         # All the standby said while the active instance was alive: it must not have taken over.
         said_while_active_lived = standby.log.read_text(errors="replace")
         assert active.alive, f"the active instance exited with {active.proc.returncode}; see {active.log}"
