@@ -45,9 +45,9 @@ OUT = pa.schema([("_table", pa.string()), *ACTION_FIELDS, ("_part", pa.string())
 SPARK_TYPES = {pa.string(): "string", pa.int64(): "bigint", pa.binary(): "binary"}
 OUT_DDL = ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in OUT)
 KIND_TABLES = {"B": BRONZE, "Q": QUARANTINE, "E": SILVER}
+NEW_TUPLE = "EU"  # an event row that brings a user tuple never counted (jvm/reader NewTuple)
 # The kinds of row (streaming/plan.py) each table's files take: an EU row is an event too.
-ROW_KINDS = {"B": ("B",), "Q": ("Q",), "E": ("E", "EU")}
-NEW_TUPLE = "EU"
+ROW_KINDS = {"B": ("B",), "Q": ("Q",), "E": ("E", NEW_TUPLE)}
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,10 @@ def task_writer(
         context = TaskContext.get()
         tag = f"{label}-{context.partitionId():05d}-{context.taskAttemptId()}"
         kind = rows["_kind"]
+        parts = {code: rows.filter(pc.is_in(kind, value_set=pa.array(kinds))) for code, kinds in ROW_KINDS.items()}
         out: list[pa.Table] = []
         for code, goal in goals.items():
-            part = rows.filter(pc.is_in(kind, value_set=pa.array(ROW_KINDS[code])))
+            part = parts[code]
             if part.num_rows == 0:
                 continue
             if code == "B" and mark is not None:
@@ -112,7 +113,7 @@ def task_writer(
             filesystem = environment(settings).arrow_filesystem(goal.uri)
             actions = write_files(filesystem, part, goal.table.partition_by, tag)
             out.append(_rows_of(pa.Table.from_pylist([{**a, "_table": goal.table.name} for a in actions])))
-        out += gold_parts(rows.filter(pc.is_in(kind, value_set=pa.array(ROW_KINDS["E"]))))
+        out += gold_parts(parts["E"])
         for table in out:
             yield from table.to_batches()
 
