@@ -3,8 +3,9 @@ the active one dies.
 
 A restarted driver spends ~15-20 s before its first batch on this machine (make bench,
 recovery): JVM and Spark session, then a first batch in a cold JVM. A standby does that work
-ahead of time (it rehearses the query: `rehearse` below) and watches an OS lock that
-the active instance holds for its whole life. When the active process dies (crash, OOM, SIGKILL),
+ahead of time (it rehearses the query: `rehearse` below), keeps it done while it waits (Spark
+ends Python workers idle for a minute), and watches an OS lock that the active instance holds for
+its whole life. When the active process dies (crash, OOM, SIGKILL),
 the kernel releases the lock at once. The standby then takes new epochs, which fences the old
 instance in case it was only paused, and starts the query from its checkpoint.
 
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
 
 from eo.core.tables import BRONZE
 from eo.runtime.active import ActiveLock
@@ -33,18 +37,34 @@ QUERY = STREAM_QUERY
 YIELD_SECONDS = 1.0
 # How often a waiting standby looks at the lock.
 POLL_SECONDS = 0.1
+# Spark ends a Python worker that has been idle for a minute (PythonWorkerFactory's
+# IDLE_WORKER_TIMEOUT_NS, not a setting). A standby that waited longer met its first batch with new
+# workers: +0.6 s (make bench, recovery, the standby idle 90 s). A tiny job this often uses them again.
+KEEP_WARM_SECONDS = 30.0
 
 
-def wait_for_turn(lock: ActiveLock, lease: Lease, jobs: list[str], log=print) -> None:
-    """Block until the active instance is gone; return holding the lock.
+def wait_for_turn(
+    lock: ActiveLock,
+    lease: Lease,
+    jobs: list[str],
+    log=print,
+    keep_warm: Callable[[], None] | None = None,
+    keep_warm_every: float = KEEP_WARM_SECONDS,
+) -> None:
+    """Block until the active instance is gone; return holding the lock. `keep_warm` runs every
+    `keep_warm_every` seconds of the wait.
 
     The epochs seen before waiting tell whose exit the standby is waiting for. If they changed by
     the time the lock comes free, a newer instance started meanwhile and is the active one now.
     The standby then lets go and goes on waiting, for that instance.
     """
     seen = {job: lease.current(job) for job in jobs}
+    warm_at = time.monotonic() + keep_warm_every
     while True:
         while not lock.try_acquire():
+            if keep_warm is not None and time.monotonic() >= warm_at:
+                keep_warm()
+                warm_at = time.monotonic() + keep_warm_every
             time.sleep(POLL_SECONDS)
         now = {job: lease.current(job) for job in jobs}
         if now == seen:
@@ -92,13 +112,29 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
     return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
+def _worker_pid(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    import os
+
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pylist([{"pid": os.getpid()}], schema=pa.schema([("pid", pa.int64())]))
+
+
+def keep_workers_warm(spark) -> set[int]:
+    """A task per core through a Python worker: the workers the rehearsal started are used again
+    (Spark hands out idle workers first), so none reaches a minute idle. Returns their process ids."""
+    cores = spark.sparkContext.defaultParallelism
+    return {row.pid for row in spark.range(0, cores, 1, cores).mapInArrow(_worker_pid, "pid long").collect()}
+
+
 def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
     began = time.monotonic()
     records, files = rehearse(spark, settings)
     print(
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, removed since); waiting for the active instance to exit",
+        f"{files} files, removed since); waiting for the active instance to exit, its Python workers kept warm "
+        f"every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
-    wait_for_turn(lock, environment(settings).lease(), [QUERY])
+    wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=lambda: keep_workers_warm(spark))
     print("[standby] the active instance is gone: taking over", flush=True)

@@ -44,6 +44,7 @@ SIZE_OPTIONS = {  # option -> (Profile field, parser, help)
     "--sustained-rates": ("sustained_rates", counts, "rates of the sustained-rate search (default 20k,35k,...)"),
     "--sustained-seconds": ("sustained_seconds", int, "seconds per rate of the search (default 60)"),
     "--recovery-rate": ("recovery_rate", count, "events/s offered during the recoveries (default 10k)"),
+    "--standby-idle": ("standby_idle_seconds", float, "seconds the warm standby waits before the kill (default 75)"),
     "--live-max-offsets": ("live_max_offsets", count, "the running job's --max-offsets-per-trigger"),
 }
 

@@ -1,7 +1,9 @@
 """Recovery: SIGKILL the running job under load, twice.
 
 1. cold: a supervisor starts a new spark-submit (new JVM, session, tables, fencing claims);
-2. warm standby: a second driver started with `--standby` (streaming/standby.py) is waiting.
+2. warm standby: a second driver started with `--standby` (streaming/standby.py) is waiting, and
+   has waited a while (`idle`: as a standby does; longer than the minute after which Spark ends
+   idle Python workers).
 
 For each: seconds from the kill to the first micro-batch committed after it (the `events`
 checkpoint's commits/ folder grows), and to caught up (everything produced before the kill
@@ -54,7 +56,7 @@ def kill_and_recover(live: LiveJob, take_over, rate: int, seconds: float, log=pr
     }
 
 
-def measure_recovery(live: LiveJob, rate: int, seconds: float, log=print) -> dict:
+def measure_recovery(live: LiveJob, rate: int, seconds: float, idle: float, log=print) -> dict:
     live.ensure_running()
     live.drain(600, "the backlog of the phase before")  # a kill must find the job keeping up
     cold = kill_and_recover(live, live.spawn, rate, seconds, log)
@@ -63,6 +65,9 @@ def measure_recovery(live: LiveJob, rate: int, seconds: float, log=print) -> dic
     if wait_until(lambda: "[standby] warm" in standby.log_text(), 300) is None:
         raise RuntimeError(f"the standby never got warm; see {standby.log}")
     live.drain(600, "the cold restart's backlog")
+    if idle:
+        log(f"   the standby waits {idle:.0f} s before the kill")
+        time.sleep(idle)
     warm = kill_and_recover(live, lambda: standby, rate, seconds, log)
     log(f"   warm standby: first batch {warm['first_batch_s']} s, caught up {warm['caught_up_s']} s")
-    return {"rate": rate, "cold": cold, "standby": warm}
+    return {"rate": rate, "cold": cold, "standby": {**warm, "idle_s": idle}}

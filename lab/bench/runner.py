@@ -331,7 +331,7 @@ class Bench:
         from lab.bench.recovery import measure_recovery
 
         p = self.profile
-        figures = measure_recovery(self.live(), p.recovery_rate, p.recovery_seconds, self.log)
+        figures = measure_recovery(self.live(), p.recovery_rate, p.recovery_seconds, p.standby_idle_seconds, self.log)
         self.result["recovery"] = figures
         for name in ("standby", "cold"):
             self.metrics[f"recovery_{name}_first_batch_s"] = figures[name]["first_batch_s"]

@@ -26,6 +26,9 @@ class Profile:
     sustained_seconds: int = 60
     recovery_rate: int = 10_000
     recovery_seconds: int = 120  # the most load a recovery offers; it stops once caught up
+    # How long the warm standby waits before the kill: as a standby does, longer than the minute
+    # after which Spark ends idle Python workers (streaming/standby.py KEEP_WARM_SECONDS).
+    standby_idle_seconds: float = 75.0
     live_users: int = 100_000  # the live load's user population (YSB's)
     live_max_offsets: int | None = None  # the running job's knobs: None = its defaults
     live_trigger_seconds: float | None = None
@@ -52,6 +55,7 @@ QUICK = Profile(  # every phase, at sizes that only check the plumbing (make tes
     sustained_seconds=8,
     recovery_rate=1_000,
     recovery_seconds=60,
+    standby_idle_seconds=0.0,
     live_users=10_000,
 )
 

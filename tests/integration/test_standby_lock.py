@@ -9,6 +9,8 @@ import select
 import subprocess
 import sys
 import threading
+import time
+from itertools import pairwise
 
 import pytest
 
@@ -164,4 +166,38 @@ def test_a_standby_leaves_the_turn_to_a_newer_instance_started_while_it_waited(t
     standby.join(WAIT_SECONDS)
     assert not standby.is_alive(), "the standby did not take over from the dead newer instance"
     assert lock.taken == 2 and lock.fd is not None
+    lock.release()
+
+
+def test_a_waiting_standby_keeps_warm_until_its_turn_and_not_after(tmp_path, holder):
+    lease, path = FileLease(str(tmp_path)), tmp_path / "job.lock"
+    lease.acquire("events")
+    active = holder(path)
+    wait_held(active)
+    lock = CountedLock(path)
+    warmed = threading.Semaphore(0)
+    calls: list[float] = []
+
+    def keep_warm() -> None:
+        calls.append(time.monotonic())
+        warmed.release()
+
+    standby = threading.Thread(
+        target=wait_for_turn,
+        args=(lock, lease, ["events"]),
+        kwargs={"log": lambda _: None, "keep_warm": keep_warm, "keep_warm_every": 0.2},
+        daemon=True,
+    )
+    standby.start()
+    for n in range(3):
+        assert warmed.acquire(timeout=WAIT_SECONDS), f"the standby kept warm {n} times while it waited, not 3"
+    assert lock.taken == 0, "the standby took over from a live instance"
+    active.kill()
+    active.wait()
+    standby.join(WAIT_SECONDS)
+    assert not standby.is_alive(), "the standby did not take over from a dead instance"
+    after = len(calls)
+    time.sleep(0.5)
+    assert len(calls) == after, "the standby went on keeping warm after its turn came"
+    assert all(b - a >= 0.2 for a, b in pairwise(calls)), "kept warm more often than asked"
     lock.release()
