@@ -12,12 +12,14 @@ from lab.bench.stages import split_lines
 # (metric, comparison, target, what it means); a target may name another metric, or (metric, factor).
 TARGETS: list[tuple[str, str, object, str]] = [
     ("fixed_cost_1k_s", "<=", 1.5, "warm micro-batch of 1,000 events, Kafka to gold committed (median)"),
-    ("pipeline_events_per_s", ">=", 100_000, "pipeline events/s, Kafka to gold, all guarantees"),
+    ("pipeline_events_per_s", ">=", 60_000, "pipeline events/s, Kafka to gold, all guarantees (issue 26)"),
+    ("pipeline_events_per_s", ">=", 100_000, "the same, moonshot (issue 26)"),
     ("pipeline_events_per_s", ">=", ("raw_parse_events_per_s", 0.5), "pipeline vs raw Spark read + strict reading"),
     ("latency_p50_s", "<=", 3.0, "p50 produce -> committed in gold at 10k events/s"),
     ("latency_p99_s", "<=", 6.0, "p99 produce -> committed in gold at 10k events/s"),
     ("max_sustained_events_per_s", ">=", 50_000, "highest offered rate with p99 <= 10 s"),
-    ("guarantee_overhead_ratio", ">=", 0.85, "pipeline events/s with guarantees / without"),
+    ("guarantee_overhead_ratio", ">=", 0.7, "pipeline events/s with guarantees / without (issue 26)"),
+    ("guarantee_overhead_ratio", ">=", 0.85, "the same, moonshot (issue 26)"),
     ("driver_bytes_per_input_byte", "<=", 0.01, "bytes into the guarded job's driver per Kafka byte read"),
     ("rebuild_events_per_s", ">=", 300_000, "batch rebuild from bronze, largest size"),
     ("rebuild_scaling_exponent", "<=", 1.05, "rebuild time ~ size^k"),
