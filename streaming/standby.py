@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-
-import pyarrow as pa
+from collections.abc import Callable
 
 from eo.core.tables import BRONZE
 from eo.runtime.active import ActiveLock
@@ -28,7 +26,7 @@ from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
-from streaming import task_writes
+from streaming import python_workers, task_writes
 from streaming.plan import Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
@@ -37,9 +35,8 @@ QUERY = STREAM_QUERY
 YIELD_SECONDS = 1.0
 # How often a waiting standby looks at the lock.
 POLL_SECONDS = 0.1
-# Spark ends a Python worker that has been idle for a minute (PythonWorkerFactory's
-# IDLE_WORKER_TIMEOUT_NS, not a setting). A standby that waited longer met its first batch with new
-# workers: +0.6 s (make bench, recovery, the standby idle 90 s). A tiny job this often uses them again.
+# Spark ends a Python worker idle for a minute (streaming/python_workers.py): a tiny job this often
+# uses the rehearsal's workers again while the standby waits.
 KEEP_WARM_SECONDS = 30.0
 
 
@@ -112,21 +109,6 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
     return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
-def _worker_pid(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    import os
-
-    for _ in batches:
-        pass
-    yield pa.RecordBatch.from_pylist([{"pid": os.getpid()}], schema=pa.schema([("pid", pa.int64())]))
-
-
-def keep_workers_warm(spark) -> set[int]:
-    """A task per core through a Python worker: the workers the rehearsal started are used again
-    (Spark hands out idle workers first), so none reaches a minute idle. Returns their process ids."""
-    cores = spark.sparkContext.defaultParallelism
-    return {row.pid for row in spark.range(0, cores, 1, cores).mapInArrow(_worker_pid, "pid long").collect()}
-
-
 def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
     began = time.monotonic()
     records, files = rehearse(spark, settings)
@@ -136,5 +118,5 @@ def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
         f"every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
-    wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=lambda: keep_workers_warm(spark))
+    wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=lambda: python_workers.use_workers(spark))
     print("[standby] the active instance is gone: taking over", flush=True)

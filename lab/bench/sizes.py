@@ -27,7 +27,7 @@ class Profile:
     recovery_rate: int = 10_000
     recovery_seconds: int = 120  # the most load a recovery offers; it stops once caught up
     # How long the warm standby waits before the kill: as a standby does, longer than the minute
-    # after which Spark ends idle Python workers (streaming/standby.py KEEP_WARM_SECONDS).
+    # after which Spark ends idle Python workers (streaming/python_workers.py).
     standby_idle_seconds: float = 75.0
     live_users: int = 100_000  # the live load's user population (YSB's)
     live_max_offsets: int | None = None  # the running job's knobs: None = its defaults
