@@ -1,16 +1,21 @@
-"""The Python workers of the tasks' writers (`mapInArrow`, streaming/task_writes.py), started
-before the first batch needs them, and kept from idling out.
+"""The Python workers of the tasks' writers (`mapInArrow`, streaming/task_writes.py), kept from
+idling out while a standby waits.
 
 Spark starts a Python worker when a task first needs one (a daemon process, then a worker forked
 for each concurrent task, which imports what the task's function needs), and ends a worker that
-has been idle for a minute (PythonWorkerFactory's IDLE_WORKER_TIMEOUT_NS, not a setting). A cold
-start paid that in its first batch's last stage (its first tasks 1.4 s, then 0.2 s: make bench,
-recovery), and so did a standby that had waited more than a minute since its rehearsal (+0.6 s).
+has been idle for a minute (PythonWorkerFactory's IDLE_WORKER_TIMEOUT_NS, not a setting). A
+standby that had waited more than a minute since its rehearsal paid that in its first batch's last
+stage: its first tasks 0.74 and 1.01 s, against 0.21-0.26 s with the workers kept (make bench,
+recovery, two runs each).
+
+A cold start pays it too (first tasks 1.3-1.7 s). Starting the workers on a thread while the
+driver prepared cut its first batch from 7.4-7.8 s to 5.6 s, but the start-up before it grew by
+as much on 2 cores (the kill to the first commit: 18.2 and 18.4 s before, 18.0 and 18.6 s with it),
+so it was left out.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -33,18 +38,3 @@ def use_workers(spark) -> set[int]:
     hands out idle workers first, so the ones started before are used again (and stay)."""
     cores = spark.sparkContext.defaultParallelism
     return {row.pid for row in spark.range(0, cores, 1, cores).mapInArrow(_worker_pid, "pid long").collect()}
-
-
-def start_in_background(spark, log=print) -> threading.Thread:
-    """`use_workers` on a thread of its own: a starting driver's workers start while it prepares
-    the rest (fencing, checkpoint, plan). A failure here only means the first batch starts them."""
-
-    def start() -> None:
-        try:
-            use_workers(spark)
-        except Exception as exc:  # noqa: BLE001 (an optimisation: the batch would start them anyway)
-            log(f"[streaming] Python workers not started ahead ({type(exc).__name__}); the first batch starts them")
-
-    thread = threading.Thread(target=start, name="python-workers", daemon=True)
-    thread.start()
-    return thread

@@ -29,7 +29,7 @@ from eo.runtime.fencing import EXIT_FENCED, Fence, Heartbeat
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.live_tables import app_id_of
 from eo.runtime.spark import build_session, close_state_stores
-from streaming import checkpoint, python_workers
+from streaming import checkpoint
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import Knobs, bootstrap_offsets, read_seed, run_query
@@ -64,8 +64,6 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
     spark = build_session("eo-streaming", settings)
-    if not standby:  # a standby's rehearsal starts them
-        python_workers.start_in_background(spark)
     prepare(spark, settings)
     if standby:
         stand_by(spark, settings, lock)

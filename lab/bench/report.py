@@ -67,7 +67,8 @@ METHODS = (
     "**Sustained rate**: rising offered rates, each for a fixed time on the same running job, drained after "
     "each; the highest rate the producer really offered with p99 <= 10 s; stops at the first that fails.",
     "**Recovery**: SIGKILL under load; first committed batch from the `events` checkpoint's commits/; caught up "
-    "= everything produced before the kill committed.",
+    "= everything produced before the kill committed. The warm standby has waited 75 s before the kill (longer "
+    "than the minute after which Spark ends idle Python workers).",
     "**Explain**: after the largest rebuild, `python -m batch.explain` on one row picked at random of each gold "
     "table (the rebuild's), through delta-rs; the slower table's seconds, and it must add up.",
     "**Cluster**: the guarded catch-up again, on a Spark standalone cluster on this machine (master and 1, then 2 "

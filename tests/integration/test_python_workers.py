@@ -1,6 +1,6 @@
-"""The tasks' Python workers, started ahead and kept (streaming/python_workers.py): the tiny job a
-waiting standby runs every 30 s goes through the very workers the tasks used, so Spark never finds
-them a minute idle and ends them; a starting driver starts them on a thread of its own.
+"""The tasks' Python workers kept (streaming/python_workers.py): the tiny job a waiting standby
+runs every 30 s goes through the very workers the tasks used, so Spark never finds them a minute
+idle and ends them.
 
 Integration: a local Spark session, and its Python workers are real processes."""
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pytest
 
-from streaming.python_workers import start_in_background, use_workers
+from streaming.python_workers import use_workers
 
 pytestmark = pytest.mark.integration
 
@@ -29,13 +29,3 @@ def test_keeping_warm_goes_through_every_worker_the_tasks_used(spark):
     used = {r.pid for r in spark.range(0, 4 * cores, 1, 4 * cores).mapInArrow(_pid, "pid long").collect()}
     assert len(used) == cores, f"expected a Python worker per core, the tasks used {sorted(used)}"
     assert use_workers(spark) == used
-
-
-def test_a_starting_driver_starts_them_on_a_thread_and_the_tasks_then_use_them(spark):
-    said: list[str] = []
-    thread = start_in_background(spark, log=said.append)
-    thread.join(120)
-    assert not thread.is_alive() and said == [], f"the workers were not started ahead: {said}"
-    cores = spark.sparkContext.defaultParallelism
-    used = {r.pid for r in spark.range(0, cores, 1, cores).mapInArrow(_pid, "pid long").collect()}
-    assert used == use_workers(spark) and len(used) == cores
