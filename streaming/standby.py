@@ -118,5 +118,12 @@ def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
         f"every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
-    wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=lambda: python_workers.use_workers(spark))
+
+    def keep_warm() -> None:  # an optimisation: a failure must not end the standby
+        try:
+            python_workers.use_workers(spark)
+        except Exception as exc:  # noqa: BLE001
+            print(f"[standby] keeping the Python workers warm failed ({type(exc).__name__}); still waiting", flush=True)
+
+    wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=keep_warm)
     print("[standby] the active instance is gone: taking over", flush=True)
