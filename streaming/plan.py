@@ -36,14 +36,28 @@ from pyspark.sql import functions as F
 from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
 from eo.core.transforms.dedup import first_copy_state, new_tuple_state
 from eo.core.transforms.metrics import window_start_column
+from eo.core.transforms.parse import Catalogue
 from eo.runtime.config import Settings
 from eo.runtime.kafka_admin import spark_kafka_options
-from eo.runtime.reading import classify_records
+from eo.runtime.reading import catalogue, classify_records
 from streaming import poison
 
 KINDS = ("B", "Q", "E", "EU")
 FETCH_MAX_WAIT_MS = 10
 USER_TUPLE = ["campaign_id", "event_type", "window_start", "user_id"]
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What the plan reads from the lake when it is built, beyond its sources: a plan built earlier
+    (a standby's, streaming/query.py `Planned`) is only used while these are unchanged."""
+
+    poison: list[tuple]  # streaming/poison.py `recorded`
+    catalogue: Catalogue  # eo/runtime/reading.py `catalogue`
+
+    @classmethod
+    def now(cls, settings: Settings) -> PlanInputs:
+        return cls(poison.recorded(settings), catalogue(settings))
 
 
 def _valid() -> Column:
@@ -204,14 +218,21 @@ def aligned(frame: DataFrame) -> DataFrame:
 
 
 def events_plan(
-    spark: SparkSession, settings: Settings, records: DataFrame, seeding: bool = False, rehearsal: bool = False
+    spark: SparkSession,
+    settings: Settings,
+    records: DataFrame,
+    seeding: bool = False,
+    rehearsal: bool = False,
+    inputs: PlanInputs | None = None,
 ) -> DataFrame:
     """The whole query: records (from Kafka) and the seed -> B, Q, E and EU rows for one foreachBatch.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
     `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
-    `rehearsal`: a dry run of the plan (streaming/standby.py rehearse) reads none of the seed."""
-    read = classify_records(spark, settings, records, poison.recorded(settings))
+    `rehearsal`: a dry run of the plan (streaming/standby.py rehearse) reads none of the seed.
+    `inputs`: the poison list and the catalogue the plan rests on (read now when not given)."""
+    inputs = inputs or PlanInputs.now(settings)
+    read = classify_records(spark, settings, records, inputs.poison, inputs.catalogue)
     read = read.withColumn("event_date", F.to_date("event_time"))
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
     return marked(records, read, seed_records(spark, settings, newest_only=rehearsal), history)

@@ -32,7 +32,7 @@ from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
-from streaming.query import Knobs, bootstrap_offsets, read_seed, run_query
+from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
 from streaming.standby import stand_by
 from streaming.takeover import prepare, refused_by, take_over
 
@@ -60,27 +60,41 @@ def _partitions(settings: Settings) -> list[int]:
     return partitions
 
 
+def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
+    """A standby's plan, for the checkpoint the active instance runs on (none before its first batch:
+    a new checkpoint's starting offsets are decided at the takeover)."""
+    if not checkpoint.has_offsets(settings, QUERY):
+        return None
+    return plan_query(spark, settings, Source(max_offsets_per_trigger=knobs.max_offsets_per_trigger))
+
+
 def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
+    ahead = None
     if standby:
-        stand_by(spark, settings, lock)
+        ahead = stand_by(spark, settings, lock, plan=lambda: plan_ahead(spark, settings, knobs))
         began = time.monotonic()  # from here on it is a start like any other, only warm
     partitions = _partitions(settings)
     started = time.monotonic()
     app_id = app_id_of(checkpoint.ensure_id(settings, QUERY))
     fence, sinks = take_over(settings, app_id)
     with holding(fence):
+        claimed = time.monotonic()
         new = not checkpoint.has_offsets(settings, QUERY)
         source = Source(
             starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
             max_offsets_per_trigger=knobs.max_offsets_per_trigger,
         )
+        planned = ahead if ahead is not None and ahead.holds(settings, source) else None
+        if ahead is not None and planned is None:
+            print("[streaming] the plan built while standing by is stale (poison, catalogue, checkpoint)", flush=True)
         print(
-            f"[streaming] ready in {time.monotonic() - began:.1f} s "
-            f"(session and tables {started - began:.1f} s, fencing claims {time.monotonic() - started:.1f} s)",
+            f"[streaming] ready in {time.monotonic() - began:.1f} s (session and tables {started - began:.1f} s, "
+            f"fencing claims {claimed - started:.1f} s, checks {time.monotonic() - claimed:.1f} s; "
+            f"plan {'built while standing by' if planned else 'built at start'})",
             flush=True,
         )
 
@@ -92,7 +106,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
         try:
             if new and not lake.read(spark, settings, SEED).isEmpty():
                 read_seed(spark, settings, batch, source)
-            return run_query(spark, settings, knobs, batch, source, started)
+            return run_query(spark, settings, knobs, batch, source, started, planned)
         except Exception as exc:
             layer = refused_by(exc, fence)
             if layer is None:

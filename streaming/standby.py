@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from eo.core.tables import BRONZE
 from eo.runtime.active import ActiveLock
@@ -26,10 +27,12 @@ from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
+from eo.runtime.spark import close_state_stores
 from streaming import python_workers, task_writes
 from streaming.plan import Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
+T = TypeVar("T")
 
 # How long a standby leaves a lock it should not have taken, so the instance owed it gets it first.
 YIELD_SECONDS = 1.0
@@ -103,19 +106,24 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
         )
         writer.option("checkpointLocation", scratch).trigger(availableNow=True).start().awaitTermination()
     finally:
+        # Its stores are still open, and their maintenance would upload a snapshot into the scratch
+        # checkpoint after it is removed (a RocksDB error and stack trace in the standby's log).
+        close_state_stores()
         for folder in (scratch, files):
             lake_files.delete_tree(folder)
     records = sum(w.rows[BRONZE.name] for w in written)
     return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
-def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
+def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T] = lambda: None) -> T:
+    """Rehearse, build the query's plan (`plan`), wait for the active instance to exit; the plan."""
     began = time.monotonic()
     records, files = rehearse(spark, settings)
+    planned = plan()
     print(
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, removed since); waiting for the active instance to exit, its Python workers kept warm "
-        f"every {KEEP_WARM_SECONDS:.0f} s",
+        f"{files} files, removed since; the query planned); waiting for the active instance to exit, its Python "
+        f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
 
@@ -127,3 +135,4 @@ def stand_by(spark, settings: Settings, lock: ActiveLock) -> None:
 
     wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=keep_warm)
     print("[standby] the active instance is gone: taking over", flush=True)
+    return planned

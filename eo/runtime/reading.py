@@ -57,13 +57,16 @@ def _poison_map(poison: Poison) -> Column:
     return F.create_map(*entries)
 
 
-def classify_records(spark: SparkSession, settings: Settings, raw: DataFrame, poison: Poison = ()) -> DataFrame:
+def classify_records(
+    spark: SparkSession, settings: Settings, raw: DataFrame, poison: Poison = (), known: Catalogue | None = None
+) -> DataFrame:
     """Bronze-shaped rows -> parsed, typed and classified rows (`reason` null when valid).
 
     `poison`: records to quarantine without reading them (rows of POISON_COLUMNS): each is read as
     if it were empty, then its reading is replaced by the poison's quarantine row. Without poison
-    the plan has no trace of it (a stream may restart with new poison: no state depends on it)."""
-    known = catalogue(settings)
+    the plan has no trace of it (a stream may restart with new poison: no state depends on it).
+    `known`: the catalogue (read now when not given)."""
+    known = catalogue(settings) if known is None else known
     if not poison:
         return classify(parse_events(hooks().source(raw), domains(settings)), known)
     found = F.try_element_at(_poison_map(poison), F.struct(*SOURCE_KEY))

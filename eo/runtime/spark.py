@@ -103,7 +103,8 @@ def build_session(app_name: str, settings: Settings, conf: dict[str, str] | None
 
 
 def close_state_stores() -> None:
-    """Close this process's engine state (RocksDB) before it exits, if a session is up.
+    """Close this process's engine state (RocksDB) before it exits, or once its queries are over and
+    their checkpoint is to move or go (ops/reset.py, a standby's rehearsal), if a session is up.
 
     At JVM exit Spark's shutdown hook deletes the state stores' local folders while they are still
     open; RocksDB's close then failed on its missing MANIFEST and once crashed the JVM (SIGSEGV,
