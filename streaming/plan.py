@@ -49,15 +49,16 @@ USER_TUPLE = ["campaign_id", "event_type", "window_start", "user_id"]
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """What the plan reads from the lake when it is built, beyond its sources: a plan built earlier
-    (a standby's, streaming/query.py `Planned`) is only used while these are unchanged."""
+    """What the live query's plan reads from the lake when it is built, beyond its sources (the
+    seed's history too while seeding, never planned ahead): a plan built earlier (a standby's,
+    streaming/query.py `Planned`) is only used while these are unchanged."""
 
-    poison: list[tuple]  # streaming/poison.py `recorded`
+    poison: tuple[tuple, ...]  # streaming/poison.py `recorded`
     catalogue: Catalogue  # eo/runtime/reading.py `catalogue`
 
     @classmethod
     def now(cls, settings: Settings) -> PlanInputs:
-        return cls(poison.recorded(settings), catalogue(settings))
+        return cls(tuple(poison.recorded(settings)), catalogue(settings))
 
 
 def _valid() -> Column:

@@ -70,7 +70,9 @@ def start_query(
     seeding: bool = False,
     planned: Planned | None = None,
 ):
-    """`planned`: a plan built earlier for `source` (else it is built now)."""
+    """`planned`: a plan of the live query built earlier for `source` (else it is built now)."""
+    if planned is not None and seeding:
+        raise ValueError("a plan built ahead is the live query's: the seed's reading plans its own")
     plan = (planned or plan_query(spark, settings, source, seeding)).frame
     writer = (
         plan.writeStream.queryName(QUERY)

@@ -115,14 +115,16 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
     return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
-def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T] = lambda: None) -> T:
-    """Rehearse, build the query's plan (`plan`), wait for the active instance to exit; the plan."""
+def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None] = lambda: None) -> T | None:
+    """Rehearse, build the query's plan (`plan`; None: none yet), wait for the active instance to
+    exit; the plan."""
     began = time.monotonic()
     records, files = rehearse(spark, settings)
     planned = plan()
+    planning = "the query planned" if planned is not None else "no plan yet"
     print(
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, removed since; the query planned); waiting for the active instance to exit, its Python "
+        f"{files} files, removed since; {planning}); waiting for the active instance to exit, its Python "
         f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )

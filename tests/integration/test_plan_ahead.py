@@ -9,7 +9,8 @@ from eo.core.tables import CAMPAIGNS
 from eo.runtime.environment import environment
 from streaming import poison
 from streaming.plan import Source
-from streaming.query import plan_query
+from streaming.query import Knobs, plan_query, start_query
+from streaming.run import plan_ahead
 from streaming.takeover import prepare
 
 pytestmark = pytest.mark.integration
@@ -51,3 +52,14 @@ def test_a_catalogue_change_makes_it_stale(spark, prepared):
     new = pa.table({"campaign_id": ["c-new"], "campaign_name": ["new"], "advertiser_id": ["a-new"]})
     write_deltalake(prepared.table_path(CAMPAIGNS.name), new.cast(campaigns.schema()), mode="append")
     assert not planned.holds(prepared, source), "a plan with the old catalogue would refuse the new campaign"
+
+
+def test_no_plan_ahead_before_the_active_instance_has_a_checkpoint(spark, prepared):
+    # Its starting offsets are decided at the takeover (streaming/run.py).
+    assert plan_ahead(spark, prepared, Knobs()) is None
+
+
+def test_the_seeds_reading_plans_its_own(spark, prepared):
+    planned = plan_query(spark, prepared, Source())
+    with pytest.raises(ValueError, match="seed"):
+        start_query(spark, prepared, Knobs(), None, Source(), seeding=True, planned=planned)
