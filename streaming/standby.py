@@ -115,7 +115,7 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
     return records, sum(len(actions) for w in written for actions in w.actions.values())
 
 
-def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None] = lambda: None) -> T | None:
+def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None]) -> T | None:
     """Rehearse, build the query's plan (`plan`; None: none yet), wait for the active instance to
     exit; the plan."""
     began = time.monotonic()

@@ -50,9 +50,6 @@ def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipe
         assert warm and int(warm[1].replace(",", "")) > 0 and int(warm[2]) > 0, "the rehearsal wrote nothing"
         scratch, files = Path(pipeline.checkpoint_path("events-rehearsal")), Path(pipeline.lake_root, "_stream")
         assert not scratch.exists() and not (files / "events-rehearsal").exists(), "the rehearsal left files"
-        time.sleep(6)  # longer than the state stores' maintenance interval (5 s): nothing of it is left
-        assert "Error zipping" not in standby.log.read_text(errors="replace"), "the rehearsal's stores outlived it"
-        assert not scratch.exists(), "the rehearsal's stores wrote into its checkpoint after it was removed"
         # All the standby said while the active instance was alive: it must not have taken over.
         said_while_active_lived = standby.log.read_text(errors="replace")
         assert active.alive, f"the active instance exited with {active.proc.returncode}; see {active.log}"
