@@ -4,7 +4,7 @@
     Q rows -> quarantine     (likewise)
     E, EU  -> silver         (likewise; EU: an event that also brings a user tuple never counted)
     E, EU  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
-    E, EU  -> user_sessions  (the stored sessions the new events reach, merged with them)
+    E, EU  -> user_sessions  (the stored sessions the new events reach, found by the tasks, merged with them)
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
@@ -12,8 +12,8 @@ cannot commit at all. The five commits are independent, so they run at once.
 
 One Spark job runs the whole batch: the reading, the engine state, the writing of the append
 tables' files, and gold's arithmetic on each task's new rows (streaming/task_writes.py). The
-driver receives the files' add actions and the tasks' sums (a row per metric key, a row per
-session the batch's events make), never a record. It adds those up and merges them into gold
+driver receives the files' add actions, the tasks' sums (a row per metric key, a row per
+session the batch's events make) and the stored sessions those reach, never a record. It adds those up and merges them into gold
 with the same functions the batch rebuild uses (eo/core/transforms/); delta-rs commits in
 milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
@@ -32,12 +32,11 @@ from typing import NoReturn
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import METRIC_KEY
-from eo.core.transforms.sessions import GAP, SESSION_KEY, updated_sessions
+from eo.core.transforms.sessions import SESSION_KEY, updated_sessions
 from eo.runtime import commits
 from eo.runtime.commits import Txn
 from eo.runtime.config import Settings
@@ -47,7 +46,7 @@ from eo.runtime.fencing import Fence
 from eo.runtime.hooks import hooks
 from eo.runtime.reading import classify_records
 from eo.runtime.sinks.postgres import PostgresSink
-from streaming import poison, task_writes
+from streaming import poison, stored_sessions, task_writes
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
 WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
@@ -109,8 +108,11 @@ class MicroBatch:
         self.fence.check()
         timer = StepTimer()
         txn = self.txn(batch_id)
+        sessions = stored_sessions.pinned(self.tables[USER_SESSIONS.name])
         try:  # one Spark job: reading, engine state, and the append tables' files
-            written = task_writes.write_in_tasks(batch, self.settings, self.targets, txn.version, str(txn.version))
+            written = task_writes.write_in_tasks(
+                batch, self.settings, self.targets, txn.version, str(txn.version), sessions
+            )
         except Exception as exc:
             if not poison.may_be_data(exc):
                 raise
@@ -119,7 +121,7 @@ class MicroBatch:
         hooks().point("events.after_files_written")  # files on storage, no table names them yet
         increments = written.metrics
         self.driver_bytes["collected"] += written.received_bytes
-        self.commit(written, increments, txn, timer)
+        self.commit(written, increments, txn, timer, sessions.version)
         hooks().point("events.after_delta_commit")
         bronze_rows = written.rows[BRONZE.name]
         self.records += bronze_rows
@@ -136,12 +138,14 @@ class MicroBatch:
                 flush=True,
             )
 
-    def commit(self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer) -> None:
+    def commit(
+        self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int
+    ) -> None:
         """The five commits at once; the first error, if any, is raised once all have ended."""
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
             "metrics": lambda: self.add_metrics(increments, txn),
-            "sessions": lambda: self.merge_sessions(written.intervals, txn),
+            "sessions": lambda: self.merge_sessions(written, read_at, txn),
         }
         all_at_once(work)
         timer.lap("commit")
@@ -159,13 +163,22 @@ class MicroBatch:
         table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
         return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
 
-    def merge_sessions(self, intervals: pa.Table, txn: Txn) -> bool:
-        """Read the stored sessions the new intervals can reach, merge, commit what changed."""
+    def merge_sessions(self, written: task_writes.Written, read_at: int, txn: Txn) -> bool:
+        """Merge the new intervals with the stored sessions the tasks found they reach, commit what
+        changed. The tasks read the table at version `read_at`; should it have moved since, the
+        driver reads them itself at the version it commits against."""
         table = self.tables[USER_SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
-        stored, read_bytes = stored_sessions(table, intervals)
-        self.driver_bytes["read"] += read_bytes
+        intervals, stored = written.intervals, written.near
+        if table.current.version() != read_at:
+            print(
+                f"[events] user_sessions moved during the batch (version {read_at} -> "
+                f"{table.current.version()}): the driver reads the stored sessions itself",
+                flush=True,
+            )
+            stored, read_bytes = stored_sessions.read_by_driver(table, intervals)
+            self.driver_bytes["read"] += read_bytes
         changes = updated_sessions(stored, intervals)
         where = f"t.session_date IN ({_dates(changes['session_date'])})" if changes.num_rows else None
         return commits.apply_changes(table, changes, SESSION_KEY, txn, where, checked=True)
@@ -207,15 +220,3 @@ def all_at_once(work: dict[str, Callable[[], object]]) -> None:
         futures = [pool.submit(step) for step in work.values()]
     for future in futures:
         future.result()
-
-
-def stored_sessions(table: commits.Table, intervals: pa.Table) -> tuple[pa.Table, int]:
-    """The stored sessions of the intervals' users that can still reach them (files skipped by their
-    statistics: a session that ended before the earliest new instant minus the gap cannot), and
-    the bytes read for them."""
-    schema = table.schema()
-    if intervals.num_rows == 0:
-        return schema.empty_table(), 0
-    earliest = pc.subtract(pc.min(intervals["start"]), pa.scalar(GAP, pa.duration("us")))
-    recent = table.current.to_pyarrow_dataset().to_table(filter=ds.field("session_end") >= earliest).cast(schema)
-    return recent.filter(pc.is_in(recent["user_id"], value_set=pc.unique(intervals["user_id"]))), recent.nbytes

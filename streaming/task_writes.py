@@ -19,17 +19,26 @@ from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, TableDef
 from eo.core.transforms.metrics import REVENUE, added_up, minute_metrics
-from eo.core.transforms.sessions import INTERVALS, as_intervals, sessionize, sessions_as_intervals
+from eo.core.transforms.sessions import (
+    INTERVALS,
+    USER_SESSIONS_SCHEMA,
+    as_intervals,
+    sessionize,
+    sessions_as_intervals,
+)
 from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
+from streaming.stored_sessions import SessionsAt, near_stored, reached
 
 UTC_MICROS = pa.timestamp("us", tz="UTC")
 # What each task adds up for gold from its own rows, and returns instead of them: a row per part,
 # the part's Arrow table as one zstd-compressed IPC stream (a column per field would carry every
 # other part's columns as nulls, and uncompressed).
 # "M": minute_metrics of its event rows, each EU row's user tuple counted (eo/core/transforms/metrics.py);
-# "S": the sessions its event rows make, as intervals (eo/core/transforms/sessions.py).
-# Both add up exactly across tasks: each new event is in one task, and so is each new tuple's EU row.
+# "S": the sessions its event rows make, as intervals (eo/core/transforms/sessions.py);
+# "N": the stored sessions those intervals reach, read by the task (streaming/stored_sessions.py).
+# M and S add up exactly across tasks: each new event is in one task, and so is each new tuple's
+# EU row; N is a union (a stored session two tasks reach comes twice).
 METRIC_PART = pa.schema(
     [
         ("campaign_id", pa.string()),
@@ -40,7 +49,7 @@ METRIC_PART = pa.schema(
         ("revenue", REVENUE),
     ]
 )
-PARTS = {"M": METRIC_PART, "S": INTERVALS}
+PARTS = {"M": METRIC_PART, "S": INTERVALS, "N": USER_SESSIONS_SCHEMA}
 OUT = pa.schema([("_table", pa.string()), *ACTION_FIELDS, ("_part", pa.string()), ("_gold", pa.binary())])
 SPARK_TYPES = {pa.string(): "string", pa.int64(): "bigint", pa.binary(): "binary"}
 OUT_DDL = ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in OUT)
@@ -67,6 +76,7 @@ class Written:
     rows: dict[str, int]  # per table: rows written
     metrics: pa.Table  # the increments: minute_metrics of the batch's new events and user tuples
     intervals: pa.Table  # the sessions of the batch's new events, as the tasks made them (INTERVALS)
+    near: pa.Table  # the stored sessions they reach, as the tasks read them (none without `sessions`)
     received_bytes: int  # the Arrow bytes the driver collected from the tasks
 
     @property
@@ -82,10 +92,11 @@ def targets(settings: Settings, schemas: dict[str, pa.Schema], root: str | None 
 
 
 def task_writer(
-    settings: Settings, goals: dict[str, Target], mark: int | None, label: str
+    settings: Settings, goals: dict[str, Target], mark: int | None, label: str, sessions: SessionsAt | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each task runs (DataFrame.mapInArrow). `mark`: bronze's ingest batch (the
-    batch's commit version), or None to leave it as the rows have it. `label` starts file names."""
+    batch's commit version), or None to leave it as the rows have it. `label` starts file names.
+    `sessions`: user_sessions at the version the driver will merge into, or None to read none."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -113,21 +124,28 @@ def task_writer(
             filesystem = environment(settings).arrow_filesystem(goal.uri)
             actions = write_files(filesystem, part, goal.table.partition_by, tag)
             out.append(_rows_of(pa.Table.from_pylist([{**a, "_table": goal.table.name} for a in actions])))
-        out += gold_parts(parts["E"])
+        stored = None
+        if sessions is not None:
+            filesystem = environment(settings).arrow_filesystem(sessions.uri)
+            stored = lambda intervals: near_stored(sessions, intervals, filesystem)  # noqa: E731
+        out += gold_parts(parts["E"], stored)
         for table in out:
             yield from table.to_batches()
 
     return run
 
 
-def gold_parts(events: pa.Table) -> list[pa.Table]:
-    """A task's share of gold, in OUT's shape: its metric rows (distinct users: its EU rows' tuples)
-    and its session intervals."""
+def gold_parts(events: pa.Table, stored: Callable[[pa.Table], pa.Table] | None = None) -> list[pa.Table]:
+    """A task's share of gold, in OUT's shape: its metric rows (distinct users: its EU rows' tuples),
+    its session intervals, and the stored sessions `stored` finds they reach."""
     if events.num_rows == 0:
         return []
     metrics = minute_metrics(events, events.filter(pc.equal(events["_kind"], NEW_TUPLE)))
     intervals = sessions_as_intervals(sessionize(as_intervals(events)))
-    return [_packed("M", metrics), _packed("S", intervals)]
+    parts = [_packed("M", metrics), _packed("S", intervals)]
+    if stored is not None:
+        parts.append(_packed("N", stored(intervals)))
+    return parts
 
 
 def _packed(part: str, table: pa.Table) -> pa.Table:
@@ -154,13 +172,19 @@ def _rows_of(table: pa.Table) -> pa.Table:
 
 
 def write_in_tasks(
-    batch: DataFrame, settings: Settings, goals: dict[str, Target], mark: int | None, label: str
+    batch: DataFrame,
+    settings: Settings,
+    goals: dict[str, Target],
+    mark: int | None,
+    label: str,
+    sessions: SessionsAt | None = None,
 ) -> Written:
     """One Spark job: the batch's reading and engine state, then its files, written by its tasks."""
-    out = batch.mapInArrow(task_writer(settings, goals, mark, label), OUT_DDL).toArrow()
+    out = batch.mapInArrow(task_writer(settings, goals, mark, label, sessions), OUT_DDL).toArrow()
     files = out.filter(pc.is_valid(out["_table"]))
     actions: dict[str, list[dict]] = {goal.table.name: [] for goal in goals.values()}
     for action in files.select(["_table", *(name for name, _ in ACTION_FIELDS)]).to_pylist():
         actions[action.pop("_table")].append(action)
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
-    return Written(actions, rows, added_up(unpacked(out, "M")), unpacked(out, "S"), out.nbytes)
+    near = reached(unpacked(out, "N"))
+    return Written(actions, rows, added_up(unpacked(out, "M")), unpacked(out, "S"), near, out.nbytes)

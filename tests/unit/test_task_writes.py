@@ -58,3 +58,32 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
     rebuild(spark, lake)
     for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
         assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
+
+
+class MoveSessions(Hooks):
+    """Once the tasks have read user_sessions, another commit lands on it (a compaction would):
+    the driver must not merge against what the tasks read at the older version."""
+
+    def point(self, name: str) -> None:
+        if name == "events.after_files_written":
+            from eo.runtime.commits import Table, commit_files
+
+            commit_files(Table(self.path).refresh(), [])
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
+def test_sessions_that_moved_during_the_batch_are_read_again_by_the_driver(spark, lake, capsys):
+    prepare_lake(spark, lake)
+    stream(spark, lake, [records([event("a", 0, user="u1"), event("b", 40, user="u1")])])
+    previous = install(MoveSessions(lake.table_path(USER_SESSIONS.name)))
+    try:  # joins the two stored sessions of u1 into one
+        stream(spark, lake, [records([event("c", 20, user="u1")])])
+    finally:
+        install(previous)
+    assert "user_sessions moved during the batch" in capsys.readouterr().out
+    (session,) = sorted_rows(spark, lake, USER_SESSIONS)
+    assert session.events == 3
+    rebuild(spark, lake)
+    assert sorted_rows(spark, lake, USER_SESSIONS) == sorted_rows(spark, lake, USER_SESSIONS, "rebuild")

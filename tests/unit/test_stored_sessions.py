@@ -1,0 +1,142 @@
+"""The stored sessions a micro-batch reaches are found by its tasks (streaming/stored_sessions.py):
+each task reads user_sessions at the driver's version, only its users' sessions that can reach
+its intervals, and the union over tasks merges exactly as a read of the whole table would."""
+
+import datetime as dt
+import random
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyarrow import fs
+
+from eo.core.tables import DELETE_FLAG
+from eo.core.transforms.sessions import (
+    USER_SESSIONS_SCHEMA,
+    as_intervals,
+    sessionize,
+    sessions_as_intervals,
+    updated_sessions,
+)
+from eo.runtime.commits import Table
+from streaming.stored_sessions import near_stored, pinned, reached, read_by_driver
+
+pytestmark = pytest.mark.unit
+
+T0 = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
+EVENTS = pa.schema(
+    [("user_id", pa.string()), ("event_time", pa.timestamp("us", tz="UTC")), ("event_type", pa.string()),
+     ("price", pa.decimal128(10, 2))]
+)  # fmt: skip
+
+
+def events(rng: random.Random, n: int, users: int, hours: int, start=T0) -> pa.Table:
+    rows = []
+    for _ in range(n):
+        kind = rng.choice(["impression", "click", "purchase"])
+        price = Decimal(rng.randint(1, 9999)) / 100 if kind == "purchase" else None
+        when = start + dt.timedelta(minutes=rng.randint(0, hours * 60))
+        rows.append({"user_id": f"u{rng.randrange(users)}", "event_time": when, "event_type": kind, "price": price})
+    return pa.Table.from_pylist(rows, EVENTS)
+
+
+def sorted_rows(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
+
+
+def stored_table(path, sessions: pa.Table, commits: int = 3) -> Table:
+    """user_sessions as the stream keeps it: partitioned by date, in several commits (files)."""
+    for part in range(commits):
+        chunk = sessions.filter(pc.equal(pc.bit_wise_and(pa.array(range(sessions.num_rows)), commits - 1), part))
+        write_deltalake(str(path), chunk, mode="append", partition_by=["session_date"])
+    return Table(str(path))
+
+
+def applied(stored: pa.Table, changes: pa.Table) -> list[dict]:
+    """user_sessions after a batch's changes: upserts replace their key, deletes remove it."""
+    keys = {(r["user_id"], r["session_start"]) for r in changes.to_pylist()}
+    kept = [r for r in stored.to_pylist() if (r["user_id"], r["session_start"]) not in keys]
+    upserts = changes.filter(pc.invert(changes[DELETE_FLAG])).drop_columns([DELETE_FLAG]).cast(stored.schema)
+    return sorted_rows(pa.Table.from_pylist(kept + upserts.to_pylist(), stored.schema))
+
+
+def in_tasks(at, intervals: pa.Table, tasks: int, rng: random.Random) -> pa.Table:
+    """What the driver receives: each task's stored sessions, its intervals spread at random."""
+    task_of = pa.array([rng.randrange(tasks) for _ in range(intervals.num_rows)])
+    local = fs.SubTreeFileSystem(at.uri, fs.LocalFileSystem())
+    found = [near_stored(at, intervals.filter(pc.equal(task_of, t)), local) for t in range(tasks)]
+    return reached(pa.concat_tables(found))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
+    rng = random.Random(seed)
+    old = events(rng, 600, users=12, hours=96)
+    history = sessionize(as_intervals(old))
+    table = stored_table(tmp_path / "sessions", history)
+    # The new events: most recent, some a day or three late, some users never seen before.
+    new = pa.concat_tables(
+        [
+            events(rng, 40, users=15, hours=4, start=T0 + dt.timedelta(hours=94)),
+            events(rng, 6, users=12, hours=72, start=T0),
+        ]
+    )
+    intervals = sessions_as_intervals(sessionize(as_intervals(new)))
+    recomputed = sorted_rows(sessionize(as_intervals(pa.concat_tables([old, new]))))
+    at = pinned(table)
+    everything, _ = read_by_driver(table, intervals)
+    assert applied(history, updated_sessions(everything, intervals)) == recomputed
+    for tasks in (1, 3, 7):
+        found = in_tasks(at, intervals, tasks, rng)
+        assert set(map(str, sorted_rows(found))) <= set(map(str, sorted_rows(everything)))
+        assert applied(history, updated_sessions(found, intervals)) == recomputed
+    assert everything.num_rows > 0
+
+
+def test_a_long_session_started_days_before_is_found(tmp_path):
+    """Pruning is by a session's end, not its date partition: a session that started three days
+    before and is still open is reached by a new event."""
+    long = sessions_as_intervals(sessionize(as_intervals(pa.Table.from_pylist(
+        [{"user_id": "u1", "event_time": T0 + dt.timedelta(minutes=20 * i), "event_type": "click", "price": None}
+         for i in range(3 * 72)], EVENTS))))  # fmt: skip
+    other = as_intervals(pa.Table.from_pylist(
+        [{"user_id": "u2", "event_time": T0, "event_type": "click", "price": None}], EVENTS))  # fmt: skip
+    table = stored_table(tmp_path / "sessions", sessionize(pa.concat_tables([long, other])), commits=1)
+    late = as_intervals(pa.Table.from_pylist(
+        [{"user_id": "u1", "event_time": T0 + dt.timedelta(hours=72, minutes=5), "event_type": "purchase",
+          "price": Decimal("3.00")}], EVENTS))  # fmt: skip
+    found = in_tasks(pinned(table), late, 2, random.Random(0))
+    assert found["user_id"].to_pylist() == ["u1"]
+    assert found["session_start"].to_pylist()[0] == T0
+    (change,) = updated_sessions(found, late).to_pylist()
+    assert change["events"] == 3 * 72 + 1 and change["session_start"] == T0
+
+
+def test_a_task_reads_the_version_it_is_given(tmp_path):
+    rng = random.Random(1)
+    first = sessionize(as_intervals(events(rng, 50, users=3, hours=2)))
+    table = stored_table(tmp_path / "sessions", first, commits=1)
+    before = pinned(table)
+    later = sessionize(as_intervals(events(rng, 5, users=1, hours=1, start=T0 + dt.timedelta(hours=3))))
+    later = later.set_column(0, "user_id", pa.array(["u9"] * later.num_rows))
+    write_deltalake(str(tmp_path / "sessions"), later, mode="append", partition_by=["session_date"])
+    after = pinned(table)
+    assert after.version == before.version + 1
+    probe = as_intervals(
+        pa.Table.from_pylist([{"user_id": "u9", "event_time": T0 + dt.timedelta(hours=3, minutes=10),
+                               "event_type": "click", "price": None}], EVENTS))  # fmt: skip
+    rng = random.Random(0)
+    # The same worker, asked for the older version, then the newer, then the older again.
+    assert in_tasks(before, probe, 1, rng).num_rows == 0
+    assert in_tasks(after, probe, 1, rng).num_rows > 0
+    assert in_tasks(before, probe, 1, rng).num_rows == 0
+    assert DeltaTable(before.uri).version() == after.version
+
+
+def test_no_intervals_no_read(tmp_path):
+    table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(random.Random(2), 20, 2, 1))))
+    empty = sessions_as_intervals(USER_SESSIONS_SCHEMA.empty_table())
+    assert in_tasks(pinned(table), empty, 2, random.Random(0)).num_rows == 0
+    assert read_by_driver(table, empty) == (table.schema().empty_table(), 0)
