@@ -13,9 +13,10 @@ cannot commit at all. The five commits are independent, so they run at once.
 One Spark job runs the whole batch: the reading, the engine state, the writing of the append
 tables' files, and gold's arithmetic on each task's new rows (streaming/task_writes.py). The
 driver receives the files' add actions, the tasks' sums (a row per metric key, a row per
-session the batch's events make) and the stored sessions those reach, never a record. It adds those up and merges them into gold
-with the same functions the batch rebuild uses (eo/core/transforms/); delta-rs commits in
-milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
+session the batch's events make) and the stored sessions those reach, never a record. It adds
+those up and merges them into gold with the same functions the batch rebuild uses
+(eo/core/transforms/); delta-rs commits in milliseconds where a Spark MERGE costs seconds on this
+machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
 fail (streaming/poison.py): they are recorded as poison and the query is restarted, so that
@@ -98,6 +99,7 @@ class MicroBatch:
         # What reached the driver's memory: Arrow collected from the tasks, and stored sessions
         # read from the lake (make bench's driver_bytes_per_input_byte).
         self.driver_bytes = {"collected": 0, "read": 0}
+        self.driver_parts: dict[str, int] = {}  # what the collected bytes were made of
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -121,6 +123,8 @@ class MicroBatch:
         hooks().point("events.after_files_written")  # files on storage, no table names them yet
         increments = written.metrics
         self.driver_bytes["collected"] += written.received_bytes
+        for part, size in written.part_bytes.items():
+            self.driver_parts[part] = self.driver_parts.get(part, 0) + size
         self.commit(written, increments, txn, timer, sessions.version)
         hooks().point("events.after_delta_commit")
         bronze_rows = written.rows[BRONZE.name]

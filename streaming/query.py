@@ -152,6 +152,7 @@ def run_query(
                     "seconds": round(seconds, 2),
                     "records": batch.records,
                     "driver_bytes": batch.driver_bytes,
+                    "driver_parts": batch.driver_parts,
                     "engine": engine[-100:],
                 }
                 write_catch_up(settings, stats)

@@ -1,11 +1,12 @@
 """The stored sessions a micro-batch's new events can reach, found where the events are.
 
 Each task of the batch reads user_sessions itself, at the version the driver saw before the job
-(`SessionsAt`): only files whose statistics say a session there ends late enough to reach the
-task's earliest new instant, only rows of the task's own users, and of those only the sessions
-its own intervals reach (`near`). The driver receives those few, never a scan of the table: one
-event three days late makes its task read that user's sessions of three days ago, and no other
-user's. Sessions are the union over tasks: a stored session that two tasks reach arrives twice.
+(`SessionsAt`): only files whose statistics say they hold a session within the gap of one of the
+task's new intervals (`reach_windows`: the intervals' spans, widened by the gap and joined), only
+rows of the task's own users, and of those only the sessions its own intervals reach (`near`).
+The driver receives those few, never a scan of the table: one event three days late makes its
+task open the files of three days ago as well as today's, not those of the days between.
+Sessions are the union over tasks: a stored session that two tasks reach arrives twice.
 
 The driver commits against the version it refreshes at commit time. Between the two versions
 only table maintenance can commit (OPTIMIZE, VACUUM: the same rows), since a newer instance
@@ -15,14 +16,20 @@ fences this one off; if the versions differ anyway, the driver reads the session
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from eo.core.transforms.sessions import GAP, INTERVALS, near
+from eo.core.transforms.sessions import GAP, INTERVALS, TIME, near
 from eo.runtime.commits import Table
+
+# At most this many spans of time in a task's read filter (`reach_windows`).
+WINDOWS = 16
 
 
 @dataclass(frozen=True)
@@ -40,17 +47,43 @@ def pinned(table: Table) -> SessionsAt:
     return SessionsAt(table.uri, current.version(), table.storage_options)
 
 
+def reach_windows(intervals: pa.Table, most: int = WINDOWS) -> list[tuple[int, int]]:
+    """The spans of time (microseconds) a stored session must touch to be reached: each interval
+    widened by the gap, overlapping ones joined, and at most `most` of them (the closest joined
+    first). A batch of recent events and a few days-late ones gives a span now and one per late
+    day, so the files of the days between are never opened."""
+    gap = int(GAP.total_seconds() * 1_000_000)
+    lows = np.sort(intervals["start"].cast(pa.int64()).to_numpy()) - gap
+    highs = np.sort(intervals["end"].cast(pa.int64()).to_numpy()) + gap
+    # Sorting each bound on its own keeps the union of the spans: a span's end is at least its start.
+    reach = np.maximum.accumulate(highs)
+    opens = np.flatnonzero(lows[1:] > reach[:-1]) + 1
+    starts, ends = lows[np.r_[0, opens]], reach[np.r_[opens - 1, len(lows) - 1]]
+    if len(starts) > most:  # keep the widest holes
+        holes = starts[1:] - ends[:-1]
+        kept = np.sort(np.argsort(holes)[len(holes) - (most - 1) :])
+        starts, ends = starts[np.r_[0, kept + 1]], ends[np.r_[kept, len(ends) - 1]]
+    return [(int(lo), int(hi)) for lo, hi in zip(starts, ends, strict=True)]
+
+
+def _reach_filter(intervals: pa.Table) -> ds.Expression:
+    spans = [
+        (ds.field("session_end") >= pa.scalar(lo, TIME)) & (ds.field("session_start") <= pa.scalar(hi, TIME))
+        for lo, hi in reach_windows(intervals)
+    ]
+    return functools.reduce(operator.or_, spans)
+
+
 def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> tuple[pa.Table, int]:
-    """Rows of the intervals' users whose session ends no earlier than the earliest new instant
-    minus the gap (files skipped by their statistics), then the sessions the intervals reach; and
-    the bytes of the rows read. Rows are kept batch by batch, so a task holds only its users'."""
+    """Rows of the intervals' users whose session touches the time the intervals can reach (files
+    skipped by their statistics), then the sessions the intervals reach; and the bytes of the
+    rows read. Rows are kept batch by batch, so a task holds only its users'."""
     intervals = intervals.cast(INTERVALS)
-    earliest = pc.subtract(pc.min(intervals["start"]), pa.scalar(GAP, pa.duration("us")))
     users = pc.unique(intervals["user_id"])
     kept, read = [], 0
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
-    for batch in dataset.to_batches(filter=ds.field("session_end") >= earliest):
+    for batch in dataset.to_batches(filter=_reach_filter(intervals)):
         read += batch.nbytes
         rows = pa.Table.from_batches([batch]).cast(schema)
         kept.append(rows.filter(pc.is_in(rows["user_id"], value_set=users)))

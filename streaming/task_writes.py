@@ -78,6 +78,7 @@ class Written:
     intervals: pa.Table  # the sessions of the batch's new events, as the tasks made them (INTERVALS)
     near: pa.Table  # the stored sessions they reach, as the tasks read them (none without `sessions`)
     received_bytes: int  # the Arrow bytes the driver collected from the tasks
+    part_bytes: dict[str, int]  # of which, what each kind of content took (`part_sizes`)
 
     @property
     def duplicates(self) -> int:
@@ -163,6 +164,20 @@ def unpacked(out: pa.Table, part: str) -> pa.Table:
     return pa.concat_tables(tables) if tables else PARTS[part].empty_table()
 
 
+PART_NAMES = {"M": "metric sums", "S": "session intervals", "N": "stored sessions"}
+
+
+def part_sizes(out: pa.Table) -> dict[str, int]:
+    """What the tasks' output is made of, in bytes: the files' add actions (their Arrow rows) and
+    each gold part (its compressed IPC streams)."""
+    files = out.filter(pc.is_valid(out["_table"]))
+    sizes = {"file actions": files.nbytes}
+    for code, name in PART_NAMES.items():
+        blobs = out.filter(pc.equal(out["_part"], code))["_gold"]
+        sizes[name] = int(pc.sum(pc.binary_length(blobs)).as_py() or 0)
+    return sizes
+
+
 def _rows_of(table: pa.Table) -> pa.Table:
     """`table`'s columns in OUT's shape, the others null."""
     columns = [
@@ -187,4 +202,5 @@ def write_in_tasks(
         actions[action.pop("_table")].append(action)
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
     near = reached(unpacked(out, "N"))
-    return Written(actions, rows, added_up(unpacked(out, "M")), unpacked(out, "S"), near, out.nbytes)
+    metrics, intervals = added_up(unpacked(out, "M")), unpacked(out, "S")
+    return Written(actions, rows, metrics, intervals, near, out.nbytes, part_sizes(out))

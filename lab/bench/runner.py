@@ -190,6 +190,9 @@ class Bench:
         self.metrics["driver_bytes_per_input_byte"] = round(sum(driver.values()) / input_bytes, 4)
         self.log(f"   the guarded job's driver took {driver['collected']:,} bytes from its tasks and "
                  f"{driver['read']:,} of stored sessions, for {input_bytes:,} bytes of Kafka records")  # fmt: skip
+        parts = ", ".join(f"{name} {size:,}" for name, size in runs["guarded"].get("driver_parts", {}).items())
+        if parts:
+            self.log(f"   of what it took from its tasks: {parts} bytes")
 
     def cluster(self) -> None:
         from infra.spark_cluster import SparkCluster

@@ -21,7 +21,7 @@ from eo.core.transforms.sessions import (
     updated_sessions,
 )
 from eo.runtime.commits import Table
-from streaming.stored_sessions import near_stored, pinned, reached, read_by_driver
+from streaming.stored_sessions import near_stored, pinned, reach_windows, reached, read_by_driver
 
 pytestmark = pytest.mark.unit
 
@@ -140,3 +140,54 @@ def test_no_intervals_no_read(tmp_path):
     empty = sessions_as_intervals(USER_SESSIONS_SCHEMA.empty_table())
     assert in_tasks(pinned(table), empty, 2, random.Random(0)).num_rows == 0
     assert read_by_driver(table, empty) == (table.schema().empty_table(), 0)
+
+
+def spans(*pairs) -> pa.Table:
+    """Intervals of one user, (start, end) in minutes after T0."""
+    return pa.table(
+        {
+            "user_id": ["u"] * len(pairs),
+            "start": pa.array([T0 + dt.timedelta(minutes=a) for a, _ in pairs], pa.timestamp("us", tz="UTC")),
+            "end": pa.array([T0 + dt.timedelta(minutes=b) for _, b in pairs], pa.timestamp("us", tz="UTC")),
+        }
+    )
+
+
+def minutes(windows) -> list[tuple[float, float]]:
+    t0 = int(T0.timestamp() * 1_000_000)
+    return [((lo - t0) / 60e6, (hi - t0) / 60e6) for lo, hi in windows]
+
+
+def test_the_reach_of_intervals_is_their_union_widened_by_the_gap():
+    # Out of order, nested and overlapping intervals; two days apart from the rest.
+    late, recent = spans((0, 5), (2, 3), (50, 70)), spans((2880, 2881), (2900, 2950), (3000, 3000))
+    assert minutes(reach_windows(pa.concat_tables([recent, late]))) == [(-30, 100), (2850, 3030)]
+    assert minutes(reach_windows(spans((0, 0), (61, 61)))) == [(-30, 30), (31, 91)]
+    # At most `most`: the closest spans are joined first.
+    assert minutes(reach_windows(spans((0, 0), (100, 100), (1000, 1000)), most=2)) == [(-30, 130), (970, 1030)]
+    assert minutes(reach_windows(spans((0, 0), (100, 100), (1000, 1000)), most=1)) == [(-30, 1030)]
+
+
+def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp_path):
+    """One file per day of stored sessions, four days: a batch with recent events and one three
+    days late reads the first and the last day's files only."""
+    rng = random.Random(5)
+    table = Table(str(tmp_path / "sessions"))
+    for day in range(4):
+        daily = sessionize(as_intervals(events(rng, 200, users=20, hours=20, start=T0 + dt.timedelta(days=day))))
+        write_deltalake(table.uri, daily, mode="append", partition_by=["session_date"])
+    table.refresh()
+    stored = DeltaTable(table.uri).to_pyarrow_table().cast(USER_SESSIONS_SCHEMA)
+
+    def late_on(*days: int) -> pa.Table:
+        return pa.concat_tables(
+            [events(rng, 1, users=20, hours=1, start=T0 + dt.timedelta(days=day, hours=10)) for day in days]
+        )
+
+    recent = events(rng, 30, users=20, hours=3, start=T0 + dt.timedelta(days=3, hours=19))
+    intervals = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0)]))))
+    found, read = read_by_driver(table, intervals)
+    every_day = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0, 1, 2)]))))
+    _, read_every_day = read_by_driver(table, every_day)
+    assert read < read_every_day * 0.7
+    assert applied(stored, updated_sessions(found, intervals)) == applied(stored, updated_sessions(stored, intervals))

@@ -12,7 +12,7 @@ import pytest
 
 from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
 from eo.core.transforms.sessions import as_intervals, sessionize, updated_sessions
-from streaming.task_writes import gold_parts, unpacked
+from streaming.task_writes import gold_parts, part_sizes, unpacked
 
 pytestmark = pytest.mark.unit
 
@@ -99,3 +99,21 @@ def test_the_driver_receives_far_fewer_rows_than_the_batch_has_events():
     keys = pa.table({"c": events["campaign_id"], "t": events["event_type"], "w": window_start(events["event_time"])})
     assert metrics.num_rows == keys.group_by(["c", "t", "w"]).aggregate([]).num_rows
     assert intervals.num_rows <= 7 * 3  # 7 users, a 2-hour span: a few sessions each
+
+
+def test_what_the_driver_receives_is_split_by_content():
+    """The bench's breakdown of the driver's bytes: each gold part's compressed streams, the stored
+    sessions a task found among them, and the files' add actions."""
+    events = random_events(random.Random(3), 400)
+    found = sessionize(as_intervals(events.slice(0, 3)))
+    out = pa.concat_tables(gold_parts(kinded(events), lambda intervals: found))
+    sizes = part_sizes(out)
+    blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSN"}
+    assert sizes == {
+        "file actions": 0,
+        "metric sums": blobs["M"],
+        "session intervals": blobs["S"],
+        "stored sessions": blobs["N"],
+    }
+    assert unpacked(out, "N").to_pylist() == found.to_pylist()
+    assert part_sizes(gold_parts(kinded(events))[0])["stored sessions"] == 0
