@@ -8,10 +8,11 @@ The driver receives those few, never a scan of the table: one event three days l
 task open the files of three days ago as well as today's, not those of the days between.
 Sessions are the union over tasks: a stored session that two tasks reach arrives twice.
 
-The driver commits against the version it refreshes at commit time. Between the two versions
-only table maintenance can commit (OPTIMIZE, VACUUM: the same rows), since a newer instance
-fences this one off; if the versions differ anyway, the driver reads the sessions itself
-(`read_by_driver`), so a batch is never merged against sessions it did not see.
+The driver commits against the version it refreshes at commit time. While the stream runs, the
+commits that can land in between are table maintenance's (OPTIMIZE, VACUUM: the same rows); a
+newer instance's claim fences this one off. If the versions differ for any reason, the driver
+reads the sessions itself (`read_by_driver`), so a batch is never merged against sessions it did
+not see.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def reach_windows(intervals: pa.Table, most: int = WINDOWS) -> list[tuple[int, i
     return [(int(lo), int(hi)) for lo, hi in zip(starts, ends, strict=True)]
 
 
-def _reach_filter(intervals: pa.Table) -> ds.Expression:
+def reach_filter(intervals: pa.Table) -> ds.Expression:
+    """The read's filter: a session touching one of the spans (files pruned by their statistics)."""
     spans = [
         (ds.field("session_end") >= pa.scalar(lo, TIME)) & (ds.field("session_start") <= pa.scalar(hi, TIME))
         for lo, hi in reach_windows(intervals)
@@ -83,7 +85,7 @@ def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> t
     kept, read = [], 0
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
-    for batch in dataset.to_batches(filter=_reach_filter(intervals)):
+    for batch in dataset.to_batches(filter=reach_filter(intervals)):
         read += batch.nbytes
         rows = pa.Table.from_batches([batch]).cast(schema)
         kept.append(rows.filter(pc.is_in(rows["user_id"], value_set=users)))
@@ -91,18 +93,21 @@ def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> t
     return near(rows, intervals), read
 
 
-# Each Python worker keeps its table between batches, brought to each batch's version.
-_OPENED: dict[str, object] = {}
+# Each Python worker keeps its table between batches (a worker runs one task at a time), brought
+# to each batch's version; keyed by where the table is and how it is reached.
+_OPENED: dict[tuple, object] = {}
 
 
 def _opened(at: SessionsAt):
     from deltalake import DeltaTable
 
-    table = _OPENED.get(at.uri)
+    key = (at.uri, tuple(sorted((at.storage_options or {}).items())))
+    table = _OPENED.pop(key, None)  # out of the cache until it is known good
     if table is None:
-        table = _OPENED[at.uri] = DeltaTable(at.uri, version=at.version, storage_options=at.storage_options)
+        table = DeltaTable(at.uri, version=at.version, storage_options=at.storage_options)
     elif table.version() != at.version:
         table.load_as_version(at.version)
+    _OPENED[key] = table
     return table
 
 

@@ -5,6 +5,7 @@ its intervals, and the union over tasks merges exactly as a read of the whole ta
 import datetime as dt
 import random
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,7 +22,7 @@ from eo.core.transforms.sessions import (
     updated_sessions,
 )
 from eo.runtime.commits import Table
-from streaming.stored_sessions import near_stored, pinned, reach_windows, reached, read_by_driver
+from streaming.stored_sessions import near_stored, pinned, reach_filter, reach_windows, reached, read_by_driver
 
 pytestmark = pytest.mark.unit
 
@@ -62,12 +63,17 @@ def applied(stored: pa.Table, changes: pa.Table) -> list[dict]:
     return sorted_rows(pa.Table.from_pylist(kept + upserts.to_pylist(), stored.schema))
 
 
-def in_tasks(at, intervals: pa.Table, tasks: int, rng: random.Random) -> pa.Table:
-    """What the driver receives: each task's stored sessions, its intervals spread at random."""
-    task_of = pa.array([rng.randrange(tasks) for _ in range(intervals.num_rows)])
+def in_tasks(at, events: pa.Table, tasks: int, rng: random.Random) -> tuple[pa.Table, pa.Table]:
+    """What the driver receives from the tasks of a batch, its events spread over them at random:
+    the stored sessions they found, and the sessions each made of its own events."""
+    task_of = pa.array([rng.randrange(tasks) for _ in range(events.num_rows)])
     local = fs.SubTreeFileSystem(at.uri, fs.LocalFileSystem())
-    found = [near_stored(at, intervals.filter(pc.equal(task_of, t)), local) for t in range(tasks)]
-    return reached(pa.concat_tables(found))
+    found, made = [], []
+    for task in range(tasks):
+        own = sessions_as_intervals(sessionize(as_intervals(events.filter(pc.equal(task_of, task)))))
+        found.append(near_stored(at, own, local))
+        made.append(own)
+    return reached(pa.concat_tables(found)), pa.concat_tables(made)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -88,10 +94,10 @@ def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
     at = pinned(table)
     everything, _ = read_by_driver(table, intervals)
     assert applied(history, updated_sessions(everything, intervals)) == recomputed
-    for tasks in (1, 3, 7):
-        found = in_tasks(at, intervals, tasks, rng)
+    for tasks in (1, 3, 7):  # a user's session may be split over tasks
+        found, made = in_tasks(at, new, tasks, rng)
         assert set(map(str, sorted_rows(found))) <= set(map(str, sorted_rows(everything)))
-        assert applied(history, updated_sessions(found, intervals)) == recomputed
+        assert applied(history, updated_sessions(found, made)) == recomputed
     assert everything.num_rows > 0
 
 
@@ -104,13 +110,13 @@ def test_a_long_session_started_days_before_is_found(tmp_path):
     other = as_intervals(pa.Table.from_pylist(
         [{"user_id": "u2", "event_time": T0, "event_type": "click", "price": None}], EVENTS))  # fmt: skip
     table = stored_table(tmp_path / "sessions", sessionize(pa.concat_tables([long, other])), commits=1)
-    late = as_intervals(pa.Table.from_pylist(
+    late = pa.Table.from_pylist(
         [{"user_id": "u1", "event_time": T0 + dt.timedelta(hours=72, minutes=5), "event_type": "purchase",
-          "price": Decimal("3.00")}], EVENTS))  # fmt: skip
-    found = in_tasks(pinned(table), late, 2, random.Random(0))
+          "price": Decimal("3.00")}], EVENTS)  # fmt: skip
+    found, made = in_tasks(pinned(table), late, 2, random.Random(0))
     assert found["user_id"].to_pylist() == ["u1"]
     assert found["session_start"].to_pylist()[0] == T0
-    (change,) = updated_sessions(found, late).to_pylist()
+    (change,) = updated_sessions(found, made).to_pylist()
     assert change["events"] == 3 * 72 + 1 and change["session_start"] == T0
 
 
@@ -124,21 +130,20 @@ def test_a_task_reads_the_version_it_is_given(tmp_path):
     write_deltalake(str(tmp_path / "sessions"), later, mode="append", partition_by=["session_date"])
     after = pinned(table)
     assert after.version == before.version + 1
-    probe = as_intervals(
-        pa.Table.from_pylist([{"user_id": "u9", "event_time": T0 + dt.timedelta(hours=3, minutes=10),
-                               "event_type": "click", "price": None}], EVENTS))  # fmt: skip
+    probe = pa.Table.from_pylist([{"user_id": "u9", "event_time": T0 + dt.timedelta(hours=3, minutes=10),
+                                   "event_type": "click", "price": None}], EVENTS)  # fmt: skip
     rng = random.Random(0)
     # The same worker, asked for the older version, then the newer, then the older again.
-    assert in_tasks(before, probe, 1, rng).num_rows == 0
-    assert in_tasks(after, probe, 1, rng).num_rows > 0
-    assert in_tasks(before, probe, 1, rng).num_rows == 0
+    assert in_tasks(before, probe, 1, rng)[0].num_rows == 0
+    assert in_tasks(after, probe, 1, rng)[0].num_rows > 0
+    assert in_tasks(before, probe, 1, rng)[0].num_rows == 0
     assert DeltaTable(before.uri).version() == after.version
 
 
 def test_no_intervals_no_read(tmp_path):
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(random.Random(2), 20, 2, 1))))
     empty = sessions_as_intervals(USER_SESSIONS_SCHEMA.empty_table())
-    assert in_tasks(pinned(table), empty, 2, random.Random(0)).num_rows == 0
+    assert in_tasks(pinned(table), EVENTS.empty_table(), 2, random.Random(0))[0].num_rows == 0
     assert read_by_driver(table, empty) == (table.schema().empty_table(), 0)
 
 
@@ -186,8 +191,10 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
 
     recent = events(rng, 30, users=20, hours=3, start=T0 + dt.timedelta(days=3, hours=19))
     intervals = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0)]))))
-    found, read = read_by_driver(table, intervals)
+    found, _ = read_by_driver(table, intervals)
+    dataset = DeltaTable(table.uri).to_pyarrow_dataset()
+    opened = [Path(f.path).parent.name for f in dataset.get_fragments(filter=reach_filter(intervals))]
+    assert sorted(opened) == ["session_date=2026-11-20", "session_date=2026-11-23"]
     every_day = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0, 1, 2)]))))
-    _, read_every_day = read_by_driver(table, every_day)
-    assert read < read_every_day * 0.7
+    assert len(list(dataset.get_fragments(filter=reach_filter(every_day)))) == 4
     assert applied(stored, updated_sessions(found, intervals)) == applied(stored, updated_sessions(stored, intervals))
