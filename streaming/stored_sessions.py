@@ -80,6 +80,8 @@ def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> t
     """Rows of the intervals' users whose session touches the time the intervals can reach (files
     skipped by their statistics), then the sessions the intervals reach; and the bytes of the
     rows read. Rows are kept batch by batch, so a task holds only its users'."""
+    if intervals.num_rows == 0:
+        return schema.empty_table(), 0
     intervals = intervals.cast(INTERVALS)
     users = pc.unique(intervals["user_id"])
     kept, read = [], 0
@@ -115,8 +117,6 @@ def near_stored(at: SessionsAt, intervals: pa.Table, filesystem) -> pa.Table:
     """In a task: the stored sessions its intervals reach, read at `at`'s version."""
     table = _opened(at)
     schema = pa.schema(table.schema().to_arrow())
-    if intervals.num_rows == 0:
-        return schema.empty_table()
     return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals)[0]
 
 
@@ -129,7 +129,4 @@ def reached(found: pa.Table) -> pa.Table:
 def read_by_driver(table: Table, intervals: pa.Table) -> tuple[pa.Table, int]:
     """The driver's own read (the version moved during the batch): the stored sessions the
     intervals reach, and the bytes read for them."""
-    schema = table.schema()
-    if intervals.num_rows == 0:
-        return schema.empty_table(), 0
-    return _reachable(table.current.to_pyarrow_dataset(), schema, intervals)
+    return _reachable(table.current.to_pyarrow_dataset(), table.schema(), intervals)
