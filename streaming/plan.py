@@ -144,8 +144,9 @@ def _user_tuple() -> list[Column]:
     return [F.col("campaign_id"), F.col("event_type"), window_start_column().alias("window_start"), F.col("user_id")]
 
 
-# The columns each kind of row needs downstream; the others are nulled before the second state
-# and the trip to Arrow (a refused record carries no event's fields, an event not its raw text).
+# The columns each kind of row needs downstream; the others are nulled before the first state
+# (a refused record carries no event's fields, an event not its raw text). Each state turns its
+# rows into Java objects and back: the fewer values a row holds there, the less it costs.
 KIND_COLUMNS = {
     "Q": QUARANTINE.columns,
     "E": [*SILVER.columns, "window_start"],
@@ -173,9 +174,10 @@ def marked(
         readings = readings.join(history.select("event_id").distinct(), on="event_id", how="left_anti")
     if seed is not None:
         readings = readings.unionByName(_as_reading(seed, readings))
-    readings = readings.withColumn("window_start", window_start_column())
-    first = first_copy_state(readings.withColumn("_first", _first_key()), "_first", "_seed")
-    rows = _slim(first.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q"))))
+    readings = readings.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q")))
+    first = first_copy_state(_slim(readings.withColumn("_first", _first_key())), "_first", "_seed")
+    # What derives from a row's own fields is added after the first state, not carried through it.
+    rows = first.withColumn("window_start", F.when(F.col("_kind") == "E", window_start_column()))
     if history is None:
         rows = rows.withColumn("_counted", F.lit(False))
     else:  # a live row whose tuple the seed holds must not count its user again
@@ -183,6 +185,7 @@ def marked(
         rows = rows.join(counted, on=USER_TUPLE, how="left")
     new = new_tuple_state(rows.withColumn("_key", _tuple_key()), "_key", "_seed", "_counted")
     new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed", "_counted")
+    new = new.withColumn("event_date", F.to_date("event_time"))
     # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(new))
@@ -234,6 +237,5 @@ def events_plan(
     `inputs`: the poison list and the catalogue the plan rests on (read now when not given)."""
     inputs = inputs or PlanInputs.now(settings)
     read = classify_records(spark, settings, records, inputs.poison, inputs.catalogue)
-    read = read.withColumn("event_date", F.to_date("event_time"))
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
     return marked(records, read, seed_records(spark, settings, newest_only=rehearsal), history)

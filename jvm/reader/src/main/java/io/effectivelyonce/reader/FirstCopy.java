@@ -3,7 +3,6 @@ package io.effectivelyonce.reader;
 import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -40,9 +39,7 @@ public final class FirstCopy implements FlatMapGroupsWithStateFunction<String, R
     /** The first copy of each `keyColumn` value, across all micro-batches (RocksDB or HDFS state). */
     public static Dataset<Row> apply(Dataset<Row> rows, String keyColumn, String seedColumn) {
         StructType schema = rows.schema();
-        int key = schema.fieldIndex(keyColumn);
-        MapFunction<Row, String> keyOf = row -> row.getString(key);
-        return rows.groupByKey(keyOf, Encoders.STRING())
+        return Grouping.byColumn(rows, keyColumn)
                 .flatMapGroupsWithState(
                         new FirstCopy(schema, seedColumn),
                         OutputMode.Append(),

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.api.java.function.FlatMapGroupsWithStateFunction;
-import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
@@ -50,9 +49,7 @@ public final class NewTuple implements FlatMapGroupsWithStateFunction<String, Ro
     /** Every row of `rows`, the first of each new `keyColumn` value among event rows marked. */
     public static Dataset<Row> apply(Dataset<Row> rows, String keyColumn, String seedColumn, String countedColumn) {
         StructType schema = rows.schema();
-        int key = schema.fieldIndex(keyColumn);
-        MapFunction<Row, String> keyOf = row -> row.getString(key);
-        return rows.groupByKey(keyOf, Encoders.STRING())
+        return Grouping.byColumn(rows, keyColumn)
                 .flatMapGroupsWithState(
                         new NewTuple(schema, seedColumn, countedColumn),
                         OutputMode.Append(),
