@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pytest
 
 from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
-from eo.core.transforms.sessions import as_intervals, sessionize, updated_sessions
+from eo.core.transforms.sessions import as_intervals, sessionize, sessions_as_intervals, updated_sessions
 from streaming.task_writes import gold_parts, part_sizes, unpacked
 
 pytestmark = pytest.mark.unit
@@ -102,7 +102,7 @@ def test_the_driver_receives_far_fewer_rows_than_the_batch_has_events():
 
 
 def test_what_the_driver_receives_is_split_by_content():
-    """The bench's breakdown of the driver's bytes: each gold part's compressed streams, the stored
+    """The bench's breakdown of the driver's bytes: each gold part's packed files, the stored
     sessions a task found among them, and the files' add actions."""
     events = random_events(random.Random(3), 400)
     found = sessionize(as_intervals(events.slice(0, 3)))
@@ -115,6 +115,32 @@ def test_what_the_driver_receives_is_split_by_content():
         "session intervals": blobs["S"],
         "stored sessions": blobs["N"],
     }
-    assert unpacked(out, "N").to_pylist() == found.to_pylist()
+    by_user = [("user_id", "ascending"), ("session_start", "ascending")]
+    assert unpacked(out, "N").sort_by(by_user).to_pylist() == found.sort_by(by_user).to_pylist()
     without = pa.concat_tables(gold_parts(kinded(events)))
     assert set(without["_part"].to_pylist()) == {"M", "S"} and part_sizes(without)["stored sessions"] == 0
+
+
+def test_each_part_comes_back_from_its_packing_as_it_went_in():
+    """Packed sorted, with end times as spans from the start (streaming/task_writes.py `_packed`):
+    unpacked, every part holds the same rows, times to the microsecond, null revenue included."""
+    from streaming.task_writes import PARTS, _packed
+
+    rng = random.Random(11)
+    events = random_events(rng, 300)
+    sessions = sessionize(as_intervals(events))
+    parts = {
+        "M": minute_metrics(kinded(events), user_tuples(kinded(events))),
+        "S": sessions_as_intervals(sessions),
+        "N": sessions,
+    }
+    for part, table in parts.items():
+        shuffled = table.take(pa.array(rng.sample(range(table.num_rows), table.num_rows)))
+        back = unpacked(_packed(part, shuffled), part)
+        assert back.schema == PARTS[part]
+        key = [(name, "ascending") for name in back.column_names if name != "revenue"]
+        assert (
+            back.sort_by(key).to_pylist() == table.select(PARTS[part].names).cast(PARTS[part]).sort_by(key).to_pylist()
+        )
+    spans = pc.subtract(parts["N"]["session_end"], parts["N"]["session_start"])
+    assert max(spans.to_pylist()) > dt.timedelta(0)  # sessions of more than one instant were packed
