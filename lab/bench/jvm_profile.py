@@ -1,5 +1,5 @@
 """Where a job's executor threads spend their JVM time, from a Java Flight Recorder file (make
-bench's investigations only; docs/hot-path.md "Where the time goes").
+bench's investigations only; docs/hot-path.md "Where a guarded batch's JVM time goes").
 
     SPARK_SUBMIT_OPTS="-XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile" \\
         python -m lab.bench --phases pipeline --pipeline-events 2M --run-id jfr
@@ -32,7 +32,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("rows to Java objects and back", r"SafeProjection|createExternalRow|deserializeRowToObject|serializefromobject"),
     (
         "the state operators' own code",
-        r"FlatMapGroupsWithState|GroupedIterator|GroupStateImpl|effectivelyonce\.reader\.(FirstCopy|NewTuple)",
+        r"FlatMapGroupsWithState|GroupedIterator|GroupStateImpl|effectivelyonce\.reader\.(FirstCopy|NewTuple|Coordinates)",
     ),
     ("strict reading (JSON)", r"effectivelyonce\.reader|jackson"),
     ("Kafka consumer", r"\.kafka"),
