@@ -8,8 +8,9 @@ bench's investigations only; docs/hot-path.md "Where a guarded batch's JVM time 
 Each execution sample of a task thread (`Executor task launch worker`) is charged to the first
 frame, from the innermost out, that belongs to a known kind of work (`KINDS`): a UTF-8 compare
 inside a sort's comparison counts as the sort. A sample that reaches a whole-stage generated
-iterator first is charged to it (projections, filters, hashing). JFR sees Java only: the Python workers' own time
-is not here, but a task thread waiting on them is (under "Arrow and the Python workers").
+iterator first is charged to it (projections, filters, hashing). JFR sees Java only: the Python
+workers' own time is not here, but a task thread waiting on them is (under "Arrow and the
+Python workers").
 """
 
 from __future__ import annotations
