@@ -4,19 +4,21 @@
     Q rows -> quarantine     (likewise)
     E, EU  -> silver         (likewise; EU: an event that also brings a user tuple never counted)
     E, EU  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
-    E, EU  -> user_sessions  (the stored sessions the new events reach, found by the tasks, merged with them)
+    E, EU  -> user_sessions  (merged by the tasks that own the users: their files added, the
+                              stored sessions they replace removed)
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
 cannot commit at all. The five commits are independent, so they run at once.
 
 One Spark job runs the whole batch: the reading, the engine state, the writing of the append
-tables' files, and gold's arithmetic on each task's new rows (streaming/task_writes.py). The
-driver receives the files' add actions, the tasks' sums (a row per metric key, a row per
-session the batch's events make) and the stored sessions those reach, never a record. It adds
-those up and merges them into gold with the same functions the batch rebuild uses
-(eo/core/transforms/); delta-rs commits in milliseconds where a Spark MERGE costs seconds on this
-machine (docs/hot-path.md).
+tables' files, gold's arithmetic on each task's new rows (streaming/task_writes.py), and the
+sessions merged by the tasks that own their users (streaming/session_merge.py). The driver
+receives the files' add actions, the tasks' metric sums (a row per metric key) and the keys of
+the stored sessions the batch replaces, never a record or a session. It adds the sums up and
+merges them into gold with the same functions the batch rebuild uses (eo/core/transforms/), and
+removes the replaced sessions' rows (eo/runtime/key_removal.py); delta-rs commits in
+milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
 fail (streaming/poison.py): they are recorded as poison and the query is restarted, so that
@@ -37,8 +39,7 @@ from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from eo.core.transforms.metrics import METRIC_KEY
-from eo.core.transforms.sessions import SESSION_KEY, updated_sessions
-from eo.runtime import commits
+from eo.runtime import commits, key_removal
 from eo.runtime.commits import Txn
 from eo.runtime.config import Settings
 from eo.runtime.data_files import add_actions
@@ -54,8 +55,23 @@ WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 METRIC_VALUES = ("events", "distinct_users", "revenue")
 
 
-class PoisonIsolated(RuntimeError):
-    """Records were recorded as poison: the query restarts and reads the batch again without them."""
+class ReadAgain(RuntimeError):
+    """The query restarts and reads the batch again (`reads_again`); what it committed is skipped."""
+
+
+class PoisonIsolated(ReadAgain):
+    """Records were recorded as poison: the batch is read again without them."""
+
+
+class SessionsMoved(ReadAgain):
+    """user_sessions changed between the tasks' read and the commit, other than by maintenance:
+    their merge may rest on sessions that are gone, so the batch is merged again."""
+
+
+def reads_again(error: Exception) -> bool:
+    """Whether a failed query raised `ReadAgain` in its foreachBatch (Spark wraps it in its own
+    exception: its text names the class)."""
+    return any(kind.__name__ in str(error) for kind in (PoisonIsolated, SessionsMoved))
 
 
 class StepTimer:
@@ -96,10 +112,11 @@ class MicroBatch:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
         self.targets = task_writes.targets(self.settings, {name: t.schema() for name, t in self.tables.items()})
         self.records = 0  # Kafka records this instance has committed, for progress lines
-        # What reached the driver's memory: Arrow collected from the tasks, and stored sessions
-        # read from the lake (make bench's driver_bytes_per_input_byte).
-        self.driver_bytes = {"collected": 0, "read": 0}
+        # What reached the driver's memory from the tasks (make bench's driver_bytes_per_input_byte)
+        self.driver_bytes = {"collected": 0}
         self.driver_parts: dict[str, int] = {}  # what the collected bytes were made of
+        # The files the driver read to remove the replaced sessions' rows (eo/runtime/key_removal.py)
+        self.rewrites = {"files_read": 0, "bytes_read": 0, "files_rewritten": 0}
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -168,24 +185,27 @@ class MicroBatch:
         return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
 
     def merge_sessions(self, written: task_writes.Written, read_at: int, txn: Txn) -> bool:
-        """Merge the new intervals with the stored sessions the tasks found they reach, commit what
-        changed. The tasks read the table at version `read_at`; should it have moved since, the
-        driver reads them itself at the version it commits against."""
+        """Remove the stored sessions the tasks replaced and add the sessions they merged, in one
+        commit. The tasks read the table at version `read_at`: should anything but maintenance
+        (which keeps the rows) have committed since, the batch is read again."""
         table = self.tables[USER_SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
-        intervals, stored = written.intervals, written.near
-        if table.current.version() != read_at:
-            print(
-                f"[events] user_sessions moved during the batch (version {read_at} -> "
-                f"{table.current.version()}): the driver reads the stored sessions itself",
-                flush=True,
+        changed = commits.changed_since(table, read_at)
+        if changed:
+            raise SessionsMoved(
+                f"user_sessions moved during the batch (version {read_at} -> {table.current.version()}: "
+                f"{', '.join(changed)}); merging the batch again"
             )
-            stored, read_bytes = stored_sessions.read_by_driver(table, intervals)
-            self.driver_bytes["read"] += read_bytes
-        changes = updated_sessions(stored, intervals)
-        where = f"t.session_date IN ({_dates(changes['session_date'])})" if changes.num_rows else None
-        return commits.apply_changes(table, changes, SESSION_KEY, txn, where, checked=True)
+        filesystem = environment(self.settings).arrow_filesystem(table.uri)
+        label = f"{txn.version}-rewrite"
+        done = key_removal.remove_and_add(
+            table, USER_SESSIONS, filesystem, written.replaced, written.sessions, txn, label
+        )
+        self.rewrites["files_read"] += done.files_read
+        self.rewrites["bytes_read"] += done.bytes_read
+        self.rewrites["files_rewritten"] += done.files_rewritten
+        return True
 
     # -- poison records ------------------------------------------------------------------------
     def dry_read(self, rows: DataFrame) -> None:

@@ -15,7 +15,7 @@ from eo.runtime import lake
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from streaming import engine_report
-from streaming.microbatch import MicroBatch, PoisonIsolated
+from streaming.microbatch import MicroBatch, reads_again
 from streaming.plan import PlanInputs, Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
@@ -153,6 +153,7 @@ def run_query(
                     "records": batch.records,
                     "driver_bytes": batch.driver_bytes,
                     "driver_parts": batch.driver_parts,
+                    "driver_rewrites": batch.rewrites,
                     "engine": engine[-100:],
                 }
                 write_catch_up(settings, stats)
@@ -161,7 +162,7 @@ def run_query(
                 query.awaitTermination()
             return 0
         except Exception as exc:
-            if PoisonIsolated.__name__ not in str(exc):
+            if not reads_again(exc):
                 raise
             print(f"[streaming] restarting the query: {exc}".splitlines()[0], flush=True)
         finally:

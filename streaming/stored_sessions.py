@@ -1,18 +1,18 @@
 """The stored sessions a micro-batch's new events can reach, found where the events are.
 
-Each task of the batch reads user_sessions itself, at the version the driver saw before the job
-(`SessionsAt`): only files whose statistics say they hold a session within the gap of one of the
-task's new intervals (`reach_windows`: the intervals' spans, widened by the gap and joined), only
-rows of the task's own users, and of those only the sessions its own intervals reach (`near`).
-The driver receives those few, never a scan of the table: one event three days late makes its
-task open the files of three days ago as well as today's, not those of the days between.
-Sessions are the union over tasks: a stored session that two tasks reach arrives twice.
+The task that owns a set of users in the batch's job (streaming/session_merge.py) reads
+user_sessions itself, at the version the driver saw before the job (`SessionsAt`): only files
+whose statistics say they hold a session within the gap of one of its new intervals
+(`reach_windows`: the intervals' spans, widened by the gap and joined), only rows of its own
+users, and of those only the sessions its intervals reach (`near`). No task and no driver scans
+the table: one event three days late makes its owner open the files of three days ago as well
+as today's, not those of the days between.
 
 The driver commits against the version it refreshes at commit time. While the stream runs, the
 commits that can land in between are table maintenance's (OPTIMIZE, VACUUM: the same rows); a
-newer instance's claim fences this one off. If the versions differ for any reason, the driver
-reads the sessions itself (`read_by_driver`), so a batch is never merged against sessions it did
-not see.
+newer instance's claim fences this one off. Anything else in between, and the batch is read and
+merged again (streaming/microbatch.py `SessionsMoved`), so a batch is never merged against
+sessions it did not see.
 """
 
 from __future__ import annotations
@@ -113,20 +113,13 @@ def _opened(at: SessionsAt):
     return table
 
 
+def schema_at(at: SessionsAt) -> pa.Schema:
+    """The table's schema at `at`'s version, as a task opened it."""
+    return pa.schema(_opened(at).schema().to_arrow())
+
+
 def near_stored(at: SessionsAt, intervals: pa.Table, filesystem) -> pa.Table:
     """In a task: the stored sessions its intervals reach, read at `at`'s version."""
     table = _opened(at)
     schema = pa.schema(table.schema().to_arrow())
     return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals)[0]
-
-
-def reached(found: pa.Table) -> pa.Table:
-    """The tasks' stored sessions as one set: a session two tasks reached, once."""
-    # The copies are equal rows (one version of the table), so distinct rows are distinct sessions.
-    return found.group_by(found.column_names, use_threads=False).aggregate([]).select(found.column_names)
-
-
-def read_by_driver(table: Table, intervals: pa.Table) -> tuple[pa.Table, int]:
-    """The driver's own read (the version moved during the batch): the stored sessions the
-    intervals reach, and the bytes read for them."""
-    return _reachable(table.current.to_pyarrow_dataset(), table.schema(), intervals)

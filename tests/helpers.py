@@ -81,6 +81,7 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
 
     A micro-batch given as a tuple of lists is written as one file per list: several tasks read it,
     as several Kafka partitions would be read, and their rows meet the engine's state in any order."""
+    from streaming.microbatch import reads_again
     from streaming.plan import events_plan
     from streaming.run import QUERY
 
@@ -105,8 +106,9 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
                 query.awaitTermination()
                 break
             except Exception as exc:
-                if "PoisonIsolated" not in str(exc):
+                if not reads_again(exc):
                     raise
+                print(f"[test] the query restarts: {exc}", flush=True)
             finally:
                 query.stop()
     return batch

@@ -86,7 +86,7 @@ class Table:
         return None if version is None else decode_version(version)
 
 
-def _properties(txn: Txn):
+def commit_properties(txn: Txn):
     from deltalake import CommitProperties, Transaction
 
     return CommitProperties(
@@ -110,6 +110,24 @@ def should_commit(table: Table, txn: Txn) -> bool:
     return position < txn.position
 
 
+# Operations that keep a table's rows as they are: files compacted or reordered, files deleted
+# that no version still names.
+KEEPS_ROWS = ("OPTIMIZE", "VACUUM START", "VACUUM END")
+
+
+def changed_since(table: Table, version: int) -> list[str]:
+    """The operations committed to the table (as last refreshed) after `version` that may have
+    changed its rows, as `operation@version`."""
+    newer = table.current.version() - version
+    if newer <= 0:
+        return []
+    return [
+        f"{entry['operation']}@{entry['version']}"
+        for entry in table.current.history(newer)
+        if entry["version"] > version and entry["operation"] not in KEEPS_ROWS
+    ]
+
+
 def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     """The rows in the table's own column order and types (Spark's Arrow output says `not null`
     for literals, Delta's schema says nullable; the values are the same)."""
@@ -119,7 +137,9 @@ def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 def _write(table: Table, rows: pa.Table, txn: Txn) -> None:
     from deltalake import write_deltalake
 
-    write_deltalake(table.current, conform(rows, table.schema()), mode="append", commit_properties=_properties(txn))
+    write_deltalake(
+        table.current, conform(rows, table.schema()), mode="append", commit_properties=commit_properties(txn)
+    )
 
 
 def append(table: Table, rows: pa.Table, txn: Txn) -> bool:
@@ -135,7 +155,7 @@ def append_files(table: Table, actions: list, txn: Txn) -> bool:
     as one append: only metadata moves here. None: an empty commit that still records the batch."""
     if not should_commit(table, txn):
         return False
-    commit_files(table.current, actions, _properties(txn))
+    commit_files(table.current, actions, commit_properties(txn))
     return True
 
 
@@ -163,7 +183,7 @@ def _merge(table: Table, rows: pa.Table, key: Sequence[str], txn: Txn, partition
         _on(key, partition_filter),
         source_alias="s",
         target_alias="t",
-        commit_properties=_properties(txn),
+        commit_properties=commit_properties(txn),
     )
 
 
@@ -243,7 +263,7 @@ def _as_owner(table: Table, owner: Txn | None, check: Callable[[], None] | None 
         held, position = table.reached(owner.app_id) or (0, 0)
         if held > owner.epoch:
             raise Fenced(f"{owner.app_id}: epoch {owner.epoch} was superseded by epoch {held} on {table.uri}")
-        properties = _properties(Txn(owner.app_id, owner.epoch, position))
+        properties = commit_properties(Txn(owner.app_id, owner.epoch, position))
     if check is not None:
         check()
     return properties

@@ -52,6 +52,7 @@ def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: i
         "batch_lines": batches,  # the job's own lines: seconds and steps per batch
         "driver_bytes": stats.get("driver_bytes", {}),  # the streaming job's only (streaming/query.py)
         "driver_parts": stats.get("driver_parts", {}),  # what the collected bytes were made of
+        "driver_rewrites": stats.get("driver_rewrites", {}),  # files the driver read to remove sessions
         "engine": stats.get("engine", []),  # Spark's figures per batch (streaming/engine_report.py); the job's only
         "stages": stages.split(event_log),  # task time per stage of each micro-batch (Spark's event log)
         "log": str(log),

@@ -1,6 +1,7 @@
 """The stored sessions a micro-batch reaches are found by its tasks (streaming/stored_sessions.py):
-each task reads user_sessions at the driver's version, only its users' sessions that can reach
-its intervals, and the union over tasks merges exactly as a read of the whole table would."""
+the task that owns a set of users (streaming/session_merge.py) reads user_sessions at the
+driver's version, only its users' sessions that can reach their intervals, and what the owners
+merge is exactly what a merge against the whole table gives."""
 
 import datetime as dt
 import random
@@ -17,12 +18,15 @@ from eo.core.tables import DELETE_FLAG
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
     as_intervals,
+    merged_with,
+    near,
     sessionize,
     sessions_as_intervals,
     updated_sessions,
 )
 from eo.runtime.commits import Table
-from streaming.stored_sessions import near_stored, pinned, reach_filter, reach_windows, reached, read_by_driver
+from streaming.session_merge import by_owner
+from streaming.stored_sessions import near_stored, pinned, reach_filter, reach_windows
 
 pytestmark = pytest.mark.unit
 
@@ -63,17 +67,38 @@ def applied(stored: pa.Table, changes: pa.Table) -> list[dict]:
     return sorted_rows(pa.Table.from_pylist(kept + upserts.to_pylist(), stored.schema))
 
 
-def in_tasks(at, events: pa.Table, tasks: int, rng: random.Random) -> tuple[pa.Table, pa.Table]:
-    """What the driver receives from the tasks of a batch, its events spread over them at random:
-    the stored sessions they found, and the sessions each made of its own events."""
+def whole_read(table: Table, intervals: pa.Table) -> pa.Table:
+    """The stored sessions the intervals reach, from a read of the whole table."""
+    return near(table.refresh().to_pyarrow_table(), intervals)
+
+
+def in_tasks(at, events: pa.Table, tasks: int, rng: random.Random) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """A batch's events spread over `tasks` writing tasks at random, each making the sessions of
+    its own events and sending them to their users' owners (as many as the tasks): what the owners
+    found stored, and what they merged (sessions, and the stored ones they replace)."""
     task_of = pa.array([rng.randrange(tasks) for _ in range(events.num_rows)])
     local = fs.SubTreeFileSystem(at.uri, fs.LocalFileSystem())
-    found, made = [], []
+    sent: dict[int, list[pa.Table]] = {}
     for task in range(tasks):
         own = sessions_as_intervals(sessionize(as_intervals(events.filter(pc.equal(task_of, task)))))
-        found.append(near_stored(at, own, local))
-        made.append(own)
-    return reached(pa.concat_tables(found)), pa.concat_tables(made)
+        for owner, part in by_owner(own, tasks):
+            sent.setdefault(owner, []).append(part)
+    found, merged, replaced = [], [], []
+    for parts in sent.values():
+        intervals = pa.concat_tables(parts)
+        stored = near_stored(at, intervals, local)
+        sessions, touched = merged_with(stored, intervals)
+        found.append(stored), merged.append(sessions), replaced.append(touched)
+    if not found:
+        return (USER_SESSIONS_SCHEMA.empty_table(),) * 3
+    return tuple(pa.concat_tables(t).cast(USER_SESSIONS_SCHEMA) for t in (found, merged, replaced))
+
+
+def merged_into(stored: pa.Table, merged: pa.Table, replaced: pa.Table) -> list[dict]:
+    """user_sessions after the owners' merge: the replaced keys removed, the merged sessions added."""
+    keys = {(r["user_id"], r["session_start"]) for r in replaced.to_pylist()}
+    kept = [r for r in stored.to_pylist() if (r["user_id"], r["session_start"]) not in keys]
+    return sorted_rows(pa.Table.from_pylist(kept + merged.cast(stored.schema).to_pylist(), stored.schema))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -92,12 +117,13 @@ def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
     intervals = sessions_as_intervals(sessionize(as_intervals(new)))
     recomputed = sorted_rows(sessionize(as_intervals(pa.concat_tables([old, new]))))
     at = pinned(table)
-    everything, _ = read_by_driver(table, intervals)
+    everything = whole_read(table, intervals)
     assert applied(history, updated_sessions(everything, intervals)) == recomputed
     for tasks in (1, 3, 7):  # a user's session may be split over tasks
-        found, made = in_tasks(at, new, tasks, rng)
-        assert set(map(str, sorted_rows(found))) <= set(map(str, sorted_rows(everything)))
-        assert applied(history, updated_sessions(found, made)) == recomputed
+        found, merged, replaced = in_tasks(at, new, tasks, rng)
+        assert len(found) == len(set(map(str, sorted_rows(found))))  # each found once, by its owner
+        assert set(map(str, sorted_rows(found))) <= set(map(str, sorted_rows(everything.cast(USER_SESSIONS_SCHEMA))))
+        assert merged_into(history, merged, replaced) == recomputed
     assert everything.num_rows > 0
 
 
@@ -113,11 +139,12 @@ def test_a_long_session_started_days_before_is_found(tmp_path):
     late = pa.Table.from_pylist(
         [{"user_id": "u1", "event_time": T0 + dt.timedelta(hours=72, minutes=5), "event_type": "purchase",
           "price": Decimal("3.00")}], EVENTS)  # fmt: skip
-    found, made = in_tasks(pinned(table), late, 2, random.Random(0))
+    found, merged, replaced = in_tasks(pinned(table), late, 2, random.Random(0))
     assert found["user_id"].to_pylist() == ["u1"]
     assert found["session_start"].to_pylist()[0] == T0
-    (change,) = updated_sessions(found, made).to_pylist()
-    assert change["events"] == 3 * 72 + 1 and change["session_start"] == T0
+    assert replaced.to_pylist() == found.to_pylist()
+    (session,) = merged.to_pylist()
+    assert session["events"] == 3 * 72 + 1 and session["session_start"] == T0
 
 
 def test_a_task_reads_the_version_it_is_given(tmp_path):
@@ -144,7 +171,7 @@ def test_no_intervals_no_read(tmp_path):
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(random.Random(2), 20, 2, 1))))
     empty = sessions_as_intervals(USER_SESSIONS_SCHEMA.empty_table())
     assert in_tasks(pinned(table), EVENTS.empty_table(), 2, random.Random(0))[0].num_rows == 0
-    assert read_by_driver(table, empty) == (table.schema().empty_table(), 0)
+    assert near_stored(pinned(table), empty, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())).num_rows == 0
 
 
 def spans(*pairs) -> pa.Table:
@@ -191,7 +218,7 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
 
     recent = events(rng, 30, users=20, hours=3, start=T0 + dt.timedelta(days=3, hours=19))
     intervals = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0)]))))
-    found, _ = read_by_driver(table, intervals)
+    found = whole_read(table, intervals)
     dataset = DeltaTable(table.uri).to_pyarrow_dataset()
     opened = [Path(f.path).parent.name for f in dataset.get_fragments(filter=reach_filter(intervals))]
     assert sorted(opened) == ["session_date=2026-11-20", "session_date=2026-11-23"]

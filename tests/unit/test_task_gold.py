@@ -1,6 +1,6 @@
 """Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events, the
-EU rows among them counting their user tuples (streaming/task_writes.py `gold_parts`), and the
-driver adds up the tasks' rows."""
+EU rows among them counting their user tuples (streaming/task_writes.py `gold_parts`), the driver
+adds up the tasks' metric rows, and the tasks' sessions reach their users' owners whole."""
 
 import datetime as dt
 import random
@@ -12,7 +12,9 @@ import pytest
 
 from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
 from eo.core.transforms.sessions import as_intervals, sessionize, sessions_as_intervals, updated_sessions
-from streaming.task_writes import gold_parts, part_sizes, unpacked
+from streaming.parts import PARTS, packed, part_sizes, unpacked
+from streaming.session_merge import user_partition
+from streaming.task_writes import gold_parts
 
 pytestmark = pytest.mark.unit
 
@@ -78,6 +80,31 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
     assert rows(sessions) == rows(sessionize(as_intervals(events)))
 
 
+@pytest.mark.parametrize("owners", [1, 2, 3, 8])
+def test_each_users_sessions_go_to_one_owner_and_none_is_lost(owners):
+    """Split by owner, every task sends a user's intervals to the same owner, whatever the task;
+    each owner's parts hold only its users, and all owners together hold every interval."""
+    rng = random.Random(owners)
+    events = random_events(rng, 400)
+    out = pa.concat_tables([t for part in spread(rng, kinded(events), 3) for t in gold_parts(part, owners)])
+    sent = out.filter(pc.equal(out["_part"], "S"))
+    assert set(sent["_bucket"].to_pylist()) <= set(range(owners))
+    everyone = []
+    for owner in set(sent["_bucket"].to_pylist()):
+        theirs = unpacked(sent.filter(pc.equal(sent["_bucket"], owner)), "S")
+        assert set(user_partition(theirs["user_id"], owners).tolist()) == {owner}
+        everyone.append(theirs)
+    key = [("user_id", "ascending"), ("start", "ascending")]
+    assert pa.concat_tables(everyone).sort_by(key) == unpacked(out, "S").sort_by(key)
+    assert pc.sum(unpacked(out, "S")["events"]).as_py() == events.num_rows
+
+
+def test_a_users_owner_is_the_same_in_every_process():
+    """The owner must not depend on the Python process (a task's worker): a fixed hash, not hash()."""
+    users = pa.array(["u1", "u2", "alice", "", "ü-42"])
+    assert user_partition(users, 1_000_003).tolist() == [909543, 659346, 239964, 381525, 104565]
+
+
 def test_a_task_without_rows_returns_nothing_and_counted_tuples_add_no_user():
     events = random_events(random.Random(1), 20)
     assert gold_parts(kinded(events).slice(0, 0)) == []
@@ -102,37 +129,35 @@ def test_the_driver_receives_far_fewer_rows_than_the_batch_has_events():
 
 
 def test_what_the_driver_receives_is_split_by_content():
-    """The bench's breakdown of the driver's bytes: each gold part's packed files, the stored
-    sessions a task found among them, and the files' add actions."""
+    """The bench's breakdown of the driver's bytes: each gold part's packed files and the files'
+    add actions."""
     events = random_events(random.Random(3), 400)
-    found = sessionize(as_intervals(events.slice(0, 3)))
-    out = pa.concat_tables(gold_parts(kinded(events), lambda intervals: found))
+    replaced = sessionize(as_intervals(events.slice(0, 3)))
+    out = pa.concat_tables([*gold_parts(kinded(events)), packed("R", replaced)])
     sizes = part_sizes(out)
-    blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSN"}
+    blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSR"}
     assert sizes == {
         "file actions": 0,
         "metric sums": blobs["M"],
         "session intervals": blobs["S"],
-        "stored sessions": blobs["N"],
+        "replaced session keys": blobs["R"],
     }
-    by_user = [("user_id", "ascending"), ("session_start", "ascending")]
-    assert unpacked(out, "N").sort_by(by_user).to_pylist() == found.sort_by(by_user).to_pylist()
+    key = [("user_id", "ascending"), ("session_start", "ascending")]
+    assert unpacked(out, "R").sort_by(key) == replaced.select(PARTS["R"].names).sort_by(key)
     without = pa.concat_tables(gold_parts(kinded(events)))
-    assert set(without["_part"].to_pylist()) == {"M", "S"} and part_sizes(without)["stored sessions"] == 0
+    assert set(without["_part"].to_pylist()) == {"M", "S"} and part_sizes(without)["replaced session keys"] == 0
 
 
 def test_each_part_comes_back_from_its_packing_as_it_went_in():
-    """Packed sorted, with end times as spans from the start (streaming/task_writes.py `_packed`):
+    """Packed sorted, with end times as spans from the start (streaming/parts.py `packed`):
     unpacked, every part holds the same rows, times to the microsecond, null revenue included."""
-    from streaming.task_writes import PARTS, _packed
-
     rng = random.Random(11)
     events = random_events(rng, 300)
     sessions = sessionize(as_intervals(events))
     parts = {
         "M": minute_metrics(kinded(events), user_tuples(kinded(events))),
         "S": sessions_as_intervals(sessions),
-        "N": sessions,
+        "R": sessions,
     }
     for part, table in parts.items():
         table = table.select(PARTS[part].names).cast(PARTS[part])
@@ -142,10 +167,10 @@ def test_each_part_comes_back_from_its_packing_as_it_went_in():
         own = {"user_id": "u-none"} if "user_id" in table.column_names else {"campaign_id": "c-none"}
         table = pa.concat_tables([table, pa.Table.from_pylist([{**table.to_pylist()[0], **empty, **own}], PARTS[part])])
         shuffled = table.take(pa.array(rng.sample(range(table.num_rows), table.num_rows)))
-        back = unpacked(_packed(part, shuffled), part)
+        back = unpacked(packed(part, shuffled), part)
         assert back.schema == PARTS[part]
         key = [(name, "ascending") for name in back.column_names if name != "revenue"]
         assert back.sort_by(key).to_pylist() == table.sort_by(key).to_pylist()
-        assert back.filter(pc.is_null(back["revenue"])).num_rows >= 1
-    spans = pc.subtract(parts["N"]["session_end"], parts["N"]["session_start"])
+        assert "revenue" not in back.column_names or back.filter(pc.is_null(back["revenue"])).num_rows >= 1
+    spans = pc.subtract(parts["S"]["end"], parts["S"]["start"])
     assert max(spans.to_pylist()) > dt.timedelta(0)  # sessions of more than one instant were packed

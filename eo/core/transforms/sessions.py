@@ -130,9 +130,16 @@ def session_changes(merged: pa.Table, touched: pa.Table) -> pa.Table:
 def updated_sessions(stored: pa.Table, intervals: pa.Table) -> pa.Table:
     """The stream's step: what a micro-batch's new intervals (its events, `as_intervals`, or the
     sessions its tasks made of them, `sessions_as_intervals`) change in the stored sessions."""
+    merged, touched = merged_with(stored, intervals)
+    return session_changes(merged, touched.cast(merged.schema))
+
+
+def merged_with(stored: pa.Table, intervals: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """The sessions new intervals make with the stored sessions they reach, and those stored
+    sessions: each one is replaced, by a merged session of the same key or joined into another."""
     touched = near(stored, intervals)
     merged = sessionize(pa.concat_tables([intervals.cast(INTERVALS), sessions_as_intervals(touched)]))
-    return session_changes(merged, touched.cast(merged.schema))
+    return merged, touched
 
 
 def _sessions_of_group(events: pa.Table) -> pa.Table:

@@ -1,0 +1,99 @@
+"""Rows removed by key and files added, in one exactly-once commit: a MERGE whose new rows the
+tasks already wrote.
+
+The stream's tasks merge user_sessions themselves (streaming/session_merge.py): they write the
+merged sessions as new files and return only the keys of the stored sessions those replace.
+The driver then finds the files that hold these keys (partition values, then the range column's
+statistics), rewrites each without them, and commits the removes, the rewritten files and the
+tasks' files in one delta-rs transaction carrying the batch's txn. Every key must be found once:
+a key the table does not hold means it changed in a way the tasks did not see, and nothing is
+committed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from eo.core.tables import TableDef
+from eo.runtime.commits import Table, Txn, commit_files, commit_properties
+from eo.runtime.data_files import add_actions, write_files
+
+
+class KeysNotFound(RuntimeError):
+    """Keys to remove that the table does not hold (once each): the commit would be wrong."""
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """What the driver did to remove the keys: files read, their bytes, files written again."""
+
+    files_read: int = 0
+    bytes_read: int = 0
+    files_rewritten: int = 0
+
+
+def holding_files(files: pa.Table, definition: TableDef, keys: pa.Table) -> pa.Table:
+    """The table's files (delta-rs `get_add_actions(flatten=True)`) that may hold one of `keys`:
+    in a partition a key is in, and whose range column's min and max enclose one of the keys'
+    values."""
+    if keys.num_rows == 0 or files.num_rows == 0:
+        return files.slice(0, 0)
+    mask = pa.repeat(pa.scalar(True), files.num_rows)
+    for column in definition.partition_by:
+        wanted = pc.unique(keys[column])
+        mask = pc.and_(mask, pc.is_in(files[f"partition.{column}"], value_set=wanted))
+    column = definition.range_column
+    values = np.sort(keys[column].cast(pa.int64()).to_numpy())
+    # A file without statistics may hold any value.
+    lows = pc.fill_null(files[f"min.{column}"].cast(pa.int64()), np.iinfo(np.int64).min).to_numpy()
+    highs = pc.fill_null(files[f"max.{column}"].cast(pa.int64()), np.iinfo(np.int64).max).to_numpy()
+    inside = np.searchsorted(values, highs, "right") > np.searchsorted(values, lows, "left")
+    return files.filter(pc.and_(mask, pa.array(inside)))
+
+
+def _rows_of(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -> pa.Table:
+    """One data file's rows in the table's schema, its partition columns put back."""
+    rows = pq.read_table(row["path"], filesystem=filesystem)
+    for column in definition.partition_by:
+        rows = rows.append_column(column, pa.repeat(pa.scalar(row[f"partition.{column}"]), rows.num_rows))
+    return rows.select(schema.names).cast(schema)
+
+
+def remove_and_add(
+    table: Table, definition: TableDef, filesystem, keys: pa.Table, added: list[dict], txn: Txn, label: str
+) -> Rewrite:
+    """Remove the rows of `keys` (the table's key columns and partition columns) and add the files
+    `added` (add actions, eo/runtime/data_files.py), in one commit with `txn`, built on the table
+    as the caller's `should_commit` refreshed it. `filesystem` is rooted at the table; `label`
+    starts the rewritten files' names."""
+    from deltalake.transaction import RemoveAction
+
+    schema, key = table.schema(), list(definition.key)
+    columns = [*key, *definition.partition_by]
+    keys = keys.select(columns).cast(pa.schema([schema.field(c) for c in columns]))
+    files = holding_files(pa.table(table.current.get_add_actions(flatten=True)), definition, keys)
+    actions, written, removed, read = [], [], 0, 0
+    now = int(time.time() * 1000)
+    for index, row in enumerate(files.to_pylist()):
+        rows = _rows_of(filesystem, schema, definition, row)
+        read += row["size_bytes"]
+        kept = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
+        if kept.num_rows == rows.num_rows:
+            continue
+        removed += rows.num_rows - kept.num_rows
+        partition = {c: str(row[f"partition.{c}"]) for c in definition.partition_by}
+        actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
+        if kept.num_rows:
+            written += write_files(filesystem, kept, definition.partition_by, f"{label}-{index:04d}")
+    if removed != keys.num_rows:
+        raise KeysNotFound(
+            f"{definition.name}: {keys.num_rows} rows to remove, {removed} found in {files.num_rows} files"
+        )
+    commit_files(table.current, [*actions, *add_actions(written + added)], commit_properties(txn))
+    return Rewrite(files.num_rows, read, len(actions))

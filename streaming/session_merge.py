@@ -1,0 +1,76 @@
+"""user_sessions merged where the users are: the last stage of a micro-batch's one Spark job.
+
+Each task that writes the batch's files (streaming/task_writes.py) makes the sessions of its own
+events and sends them, as intervals, to the task that owns their users: `user_partition`, a
+stable hash of the user modulo the job's shuffle partitions, then `repartitionById`. That task
+holds every new interval of its users. It reads the stored sessions they reach
+(streaming/stored_sessions.py, at the version the driver pinned before the job), merges them
+(`merged_with`), writes the merged sessions as new files of user_sessions, and returns their add
+actions and the keys of the stored sessions they replace. The driver removes those keys' rows
+and adds the files in one commit (eo/runtime/key_removal.py): no session reaches it, only the
+keys of those it must remove.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from eo.core.tables import USER_SESSIONS
+from eo.core.transforms.sessions import SESSION_KEY, merged_with
+from eo.runtime.config import Settings
+from streaming.parts import file_rows, is_part, packed, unpacked
+from streaming.stored_sessions import SessionsAt, near_stored, schema_at
+
+
+def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
+    """The task that owns each user's sessions: the same in every task and process (pandas' hash of
+    a string is keyed by a constant, not by the process)."""
+    hashed = pd.util.hash_array(np.asarray(users.to_numpy(zero_copy_only=False), dtype=object))
+    return (hashed % np.uint64(partitions)).astype(np.int32)
+
+
+def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Table]]:
+    """A task's intervals split by the task that owns their users."""
+    owners = pa.array(user_partition(intervals["user_id"], partitions))
+    for owner in pc.unique(owners).to_pylist():
+        yield owner, intervals.filter(pc.equal(owners, owner))
+
+
+def session_merger(
+    settings: Settings, sessions: SessionsAt, label: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function each owning task runs (DataFrame.mapInArrow over OUT rows): every row but the
+    S parts passes as it is; the S parts are merged into user_sessions (see the module). `label`
+    starts file names."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        from eo.runtime.data_files import write_files
+        from eo.runtime.environment import environment
+
+        received = list(batches)
+        if not received:
+            return
+        rows = pa.Table.from_batches(received)
+        sessions_parts = is_part(rows, "S")
+        yield from rows.filter(pc.invert(sessions_parts)).to_batches()
+        intervals = unpacked(rows.filter(sessions_parts), "S")
+        if intervals.num_rows == 0:
+            return
+        context = TaskContext.get()
+        tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
+        filesystem = environment(settings).arrow_filesystem(sessions.uri)
+        merged, replaced = merged_with(near_stored(sessions, intervals, filesystem), intervals)
+        schema = schema_at(sessions)
+        actions = write_files(filesystem, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
+        yield from file_rows(actions, USER_SESSIONS.name).to_batches()
+        if replaced.num_rows:
+            yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()
+
+    return run

@@ -1,0 +1,110 @@
+"""A MERGE whose new rows the tasks wrote (eo/runtime/key_removal.py): the keys' rows removed from
+whichever files hold them, those files written again without them, the new files added, in one
+commit with the batch's txn; a key the table does not hold commits nothing."""
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+from pyarrow import fs
+
+from eo.core.tables import USER_SESSIONS
+from eo.core.transforms.sessions import USER_SESSIONS_SCHEMA
+from eo.runtime.commits import Table, Txn, changed_since
+from eo.runtime.data_files import write_files
+from eo.runtime.key_removal import KeysNotFound, holding_files, remove_and_add
+
+pytestmark = pytest.mark.unit
+
+T0 = dt.datetime(2026, 11, 20, 8, tzinfo=dt.UTC)
+
+
+def sessions(*rows: tuple[str, int]) -> pa.Table:
+    """(user, hours after T0) -> one-event sessions."""
+    starts = [T0 + dt.timedelta(hours=h) for _, h in rows]
+    return pa.table(
+        {
+            "user_id": [u for u, _ in rows],
+            "session_start": starts,
+            "session_end": starts,
+            "session_date": [s.date() for s in starts],
+            "events": [1] * len(rows),
+            "revenue": [None] * len(rows),
+        },
+        schema=USER_SESSIONS_SCHEMA,
+    )
+
+
+def rows(table: Table) -> list[tuple]:
+    return sorted(
+        (r["user_id"], r["session_start"], r["events"]) for r in table.refresh().to_pyarrow_table().to_pylist()
+    )
+
+
+@pytest.fixture
+def table(tmp_path) -> Table:
+    """Three commits, three files on 2026-11-20 and one on 2026-11-21 (hour 20 = 04:00 the next day)."""
+    for chunk in (sessions(("a", 0), ("b", 1)), sessions(("c", 5), ("d", 6)), sessions(("e", 10), ("f", 20))):
+        write_deltalake(str(tmp_path / "s"), chunk, mode="append", partition_by=["session_date"])
+    return Table(str(tmp_path / "s"))
+
+
+def local(table: Table):
+    return fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())
+
+
+def new_files(table: Table, merged: pa.Table) -> list[dict]:
+    return write_files(local(table), merged, ["session_date"], "tasks")
+
+
+def test_the_keys_go_and_the_tasks_files_come_in_one_commit(table):
+    before = table.refresh().version()
+    merged = sessions(("a", 0), ("z", 7)).set_column(4, "events", pa.array([2, 1], pa.int64()))  # a, extended
+    replaced = sessions(("a", 0), ("c", 5))  # c joined into another session
+    done = remove_and_add(table, USER_SESSIONS, local(table), replaced, new_files(table, merged), Txn("app", 3, 9), "r")
+    assert table.refresh().version() == before + 1
+    assert table.reached("app") == (3, 9)
+    assert [(u, e) for u, _, e in rows(table)] == [("a", 2), ("b", 1), ("d", 1), ("e", 1), ("f", 1), ("z", 1)]
+    # The two files that held a and c were read and written again; the others were not opened.
+    assert (done.files_read, done.files_rewritten) == (2, 2)
+    assert done.bytes_read > 0
+
+
+def test_a_file_left_empty_is_removed_and_not_written_again(table):
+    files_before = set(table.refresh().file_uris())
+    remove_and_add(table, USER_SESSIONS, local(table), sessions(("e", 10), ("f", 20)), [], Txn("app", 0, 1), "r")
+    assert [u for u, _, _ in rows(table)] == ["a", "b", "c", "d"]
+    assert set(table.refresh().file_uris()) < files_before  # nothing new: both files held only e or f
+
+
+def test_a_key_the_table_does_not_hold_commits_nothing(table):
+    before = table.refresh().version()
+    with pytest.raises(KeysNotFound, match="2 rows to remove, 1 found"):
+        remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0), ("a", 3)), [], Txn("app", 0, 1), "r")
+    assert table.refresh().version() == before
+    assert len(rows(table)) == 6
+
+
+def test_the_files_that_may_hold_a_key_are_found_by_partition_and_range(table):
+    files = pa.table(table.refresh().get_add_actions(flatten=True))
+    held = holding_files(files, USER_SESSIONS, sessions(("x", 5.5), ("y", 20)))
+    # 05:30 falls inside the second file's range (05:00-06:00); 04:00 on the 21st only in the last.
+    assert sorted(Path(p).parent.name for p in held["path"].to_pylist()) == [
+        "session_date=2026-11-20",
+        "session_date=2026-11-21",
+    ]
+    assert holding_files(files, USER_SESSIONS, sessions(("x", 8))).num_rows == 0  # between files' ranges
+    assert holding_files(files, USER_SESSIONS, sessions()).num_rows == 0
+
+
+def test_only_commits_that_may_change_rows_count_as_a_move(table):
+    version = table.refresh().version()
+    DeltaTable(table.uri).optimize.compact()
+    table.refresh()
+    assert changed_since(table, version) == []
+    write_deltalake(table.uri, sessions(("g", 2)), mode="append", partition_by=["session_date"])
+    table.refresh()
+    assert changed_since(table, version) == [f"WRITE@{version + 2}"]
+    assert changed_since(table, version + 2) == []
