@@ -200,8 +200,16 @@ class MicroBatch:
         filesystem = environment(self.settings).arrow_filesystem(table.uri)
         label = f"{txn.version}-rewrite"
         done = key_removal.remove_and_add(
-            table, USER_SESSIONS, filesystem, written.replaced, written.sessions, txn, label
+            table,
+            USER_SESSIONS,
+            filesystem,
+            written.replaced,
+            written.sessions,
+            txn,
+            label,
+            before_commit=lambda: hooks().point("events.after_sessions_rewritten"),
         )
+        hooks().point("events.after_user_sessions_commit")  # a kill here: sessions committed, others maybe not
         self.rewrites["files_read"] += done.files_read
         self.rewrites["bytes_read"] += done.bytes_read
         self.rewrites["files_rewritten"] += done.files_rewritten

@@ -13,6 +13,7 @@ committed.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,12 +67,20 @@ def _rows_of(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -> 
 
 
 def remove_and_add(
-    table: Table, definition: TableDef, filesystem, keys: pa.Table, added: list[dict], txn: Txn, label: str
+    table: Table,
+    definition: TableDef,
+    filesystem,
+    keys: pa.Table,
+    added: list[dict],
+    txn: Txn,
+    label: str,
+    before_commit: Callable[[], None] = lambda: None,
 ) -> Rewrite:
     """Remove the rows of `keys` (the table's key columns and partition columns) and add the files
     `added` (add actions, eo/runtime/data_files.py), in one commit with `txn`, built on the table
     as the caller's `should_commit` refreshed it. `filesystem` is rooted at the table; `label`
-    starts the rewritten files' names."""
+    starts the rewritten files' names; `before_commit` runs once they are written (a kill point
+    of the fault lab: files on storage that no commit names)."""
     from deltalake.transaction import RemoveAction
 
     schema, key = table.schema(), list(definition.key)
@@ -95,5 +104,6 @@ def remove_and_add(
         raise KeysNotFound(
             f"{definition.name}: {keys.num_rows} rows to remove, {removed} found in {files.num_rows} files"
         )
+    before_commit()
     commit_files(table.current, [*actions, *add_actions(written + added)], commit_properties(txn))
     return Rewrite(files.num_rows, read, len(actions))

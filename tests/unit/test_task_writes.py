@@ -38,7 +38,15 @@ def files_on_disk(settings, table) -> set[str]:
     return {p.name for p in Path(settings.table_path(table.name)).rglob("*.parquet")}
 
 
-@pytest.mark.parametrize("where", ["events.after_files_written", "events.after_bronze_commit"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "events.after_files_written",
+        "events.after_bronze_commit",
+        "events.after_sessions_rewritten",
+        "events.after_user_sessions_commit",
+    ],
+)
 def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark, lake, where):
     prepare_lake(spark, lake)
     batch = micro_batch(lake, log_progress=False)
@@ -58,6 +66,28 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
     rebuild(spark, lake)
     for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
         assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
+
+
+def test_a_crash_after_the_driver_rewrote_sessions_files_leaves_each_session_once(spark, lake):
+    """The second batch extends a stored session: the driver writes its file again without it,
+    then dies before the commit. The replay merges again; the rewritten file is never read."""
+    prepare_lake(spark, lake)
+    batch = micro_batch(lake, log_progress=False)
+    stream(spark, lake, [records([event("a", 0, user="u1"), event("b", 0, user="u2")])], batch)
+    previous = install(CrashOnce("events.after_sessions_rewritten"))
+    try:
+        with pytest.raises(Exception, match="crash at"):
+            stream(spark, lake, [records([event("c", 10, user="u1")])], batch)
+        stream(spark, lake, [[]], batch)
+    finally:
+        install(previous)
+    sessions = [(s.user_id, s.events) for s in sorted_rows(spark, lake, USER_SESSIONS)]
+    assert sessions == [("u1", 2), ("u2", 1)]
+    assert batch.rewrites["files_rewritten"] >= 1  # the file that held u1's session, written again
+    committed = {Path(uri).name for uri in DeltaTable(lake.table_path(USER_SESSIONS.name)).file_uris()}
+    assert files_on_disk(lake, USER_SESSIONS) - committed  # the dead attempt's files, never read
+    rebuild(spark, lake)
+    assert sorted_rows(spark, lake, USER_SESSIONS) == sorted_rows(spark, lake, USER_SESSIONS, "rebuild")
 
 
 class DropLastSession(Hooks):
