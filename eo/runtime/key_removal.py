@@ -58,12 +58,20 @@ def holding_files(files: pa.Table, definition: TableDef, keys: pa.Table) -> pa.T
     return files.filter(pc.and_(mask, pa.array(inside)))
 
 
-def _rows_of(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -> pa.Table:
-    """One data file's rows in the table's schema, its partition columns put back."""
+def _file_rows(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -> pa.Table:
+    """One data file's rows in the table's schema, its partition values taken from the log, as
+    Delta readers do (some writers also keep the partition columns in the file: Spark's did)."""
     rows = pq.read_table(row["path"], filesystem=filesystem)
     for column in definition.partition_by:
-        rows = rows.append_column(column, pa.repeat(pa.scalar(row[f"partition.{column}"]), rows.num_rows))
+        if column in rows.column_names:
+            rows = rows.drop_columns([column])
+        value = pa.scalar(row[f"partition.{column}"], schema.field(column).type)
+        rows = rows.append_column(column, pa.repeat(value, rows.num_rows))
     return rows.select(schema.names).cast(schema)
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
 
 
 def remove_and_add(
@@ -90,13 +98,13 @@ def remove_and_add(
     actions, written, removed, read = [], [], 0, 0
     now = int(time.time() * 1000)
     for index, row in enumerate(files.to_pylist()):
-        rows = _rows_of(filesystem, schema, definition, row)
+        rows = _file_rows(filesystem, schema, definition, row)
         read += row["size_bytes"]
         kept = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
         if kept.num_rows == rows.num_rows:
             continue
         removed += rows.num_rows - kept.num_rows
-        partition = {c: str(row[f"partition.{c}"]) for c in definition.partition_by}
+        partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
         actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
         if kept.num_rows:
             written += write_files(filesystem, kept, definition.partition_by, f"{label}-{index:04d}")

@@ -108,3 +108,29 @@ def test_only_commits_that_may_change_rows_count_as_a_move(table):
     table.refresh()
     assert changed_since(table, version) == [f"WRITE@{version + 2}"]
     assert changed_since(table, version + 2) == []
+
+
+def test_a_file_that_keeps_its_partition_column_is_rewritten_from_the_log(tmp_path):
+    """Spark's Delta writer kept session_date inside the files of the bench's prefilled history:
+    the rewrite must take partition values from the log, once."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from eo.runtime.commits import commit_files
+    from eo.runtime.data_files import add_actions, file_stats
+
+    write_deltalake(str(tmp_path / "s"), sessions(("a", 0)), mode="append", partition_by=["session_date"])
+    table = Table(str(tmp_path / "s"))
+    whole = sessions(("b", 1), ("c", 2))  # with its session_date column, as Spark left it
+    path = "session_date=2026-11-20/part-spark-0000.parquet"
+    collected: list = []
+    pq.write_table(whole, str(tmp_path / "s" / path), metadata_collector=collected)
+    action = {"path": path, "size": (tmp_path / "s" / path).stat().st_size, "rows": 2}
+    action |= {"partition_values": json.dumps({"session_date": "2026-11-20"})}
+    action["stats"] = file_stats(collected[0], whole.schema)
+    commit_files(table.refresh(), add_actions([action]))
+    remove_and_add(
+        table.refresh() and table, USER_SESSIONS, local(table), sessions(("b", 1)), [], Txn("app", 0, 1), "r"
+    )
+    assert [u for u, _, _ in rows(table)] == ["a", "c"]
