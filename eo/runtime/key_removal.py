@@ -4,8 +4,8 @@ tasks already wrote.
 The stream's tasks merge user_sessions themselves (streaming/session_merge.py): they write the
 merged sessions as new files and return only the keys of the stored sessions those replace.
 The driver then finds the files that hold these keys (partition values, then the range column's
-statistics), rewrites each without them, and commits the removes, the rewritten files and the
-tasks' files in one delta-rs transaction carrying the batch's txn. Every key must be found once:
+statistics), writes what they keep again as one file per partition, and commits the removes, the
+rewritten files and the tasks' files in one delta-rs transaction carrying the batch's txn. Every key must be found once:
 a key the table does not hold means it changed in a way the tasks did not see, and nothing is
 committed.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,8 @@ import pyarrow.parquet as pq
 from eo.core.tables import TableDef
 from eo.runtime.commits import Table, Txn, commit_files, commit_properties
 from eo.runtime.data_files import add_actions, write_files
+
+READERS = 4  # files read at once
 
 
 class KeysNotFound(RuntimeError):
@@ -94,24 +97,24 @@ def remove_and_add(
     schema, key = table.schema(), list(definition.key)
     columns = [*key, *definition.partition_by]
     keys = keys.select(columns).cast(pa.schema([schema.field(c) for c in columns]))
-    files = holding_files(pa.table(table.current.get_add_actions(flatten=True)), definition, keys)
-    actions, written, removed, read = [], [], 0, 0
+    files = holding_files(pa.table(table.current.get_add_actions(flatten=True)), definition, keys).to_pylist()
+    with ThreadPoolExecutor(READERS) as pool:  # many small files: their reads overlap
+        found = list(pool.map(lambda row: _file_rows(filesystem, schema, definition, row), files))
+    actions, kept, removed = [], [], 0
     now = int(time.time() * 1000)
-    for index, row in enumerate(files.to_pylist()):
-        rows = _file_rows(filesystem, schema, definition, row)
-        read += row["size_bytes"]
-        kept = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
-        if kept.num_rows == rows.num_rows:
+    for row, rows in zip(files, found, strict=True):
+        left = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
+        if left.num_rows == rows.num_rows:
             continue
-        removed += rows.num_rows - kept.num_rows
+        removed += rows.num_rows - left.num_rows
         partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
         actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
-        if kept.num_rows:
-            written += write_files(filesystem, kept, definition.partition_by, f"{label}-{index:04d}")
+        kept.append(left)
     if removed != keys.num_rows:
-        raise KeysNotFound(
-            f"{definition.name}: {keys.num_rows} rows to remove, {removed} found in {files.num_rows} files"
-        )
+        raise KeysNotFound(f"{definition.name}: {keys.num_rows} rows to remove, {removed} found in {len(files)} files")
+    # What the touched files keep, written again as one file per partition: the small files the
+    # tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
+    written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label) if kept else []
     before_commit()
     commit_files(table.current, [*actions, *add_actions(written + added)], commit_properties(txn))
-    return Rewrite(files.num_rows, read, len(actions))
+    return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions))
