@@ -2,7 +2,7 @@
 
 Each task that writes the batch's files (streaming/task_writes.py) makes the sessions of its own
 events and sends them, as intervals, to the task that owns their users: `user_partition`, a
-stable hash of the user modulo the job's cores (one owner a core), then `repartitionById`. That task
+stable hash of the user modulo the job's shuffle partitions, then `repartitionById`. That task
 holds every new interval of its users. It reads the stored sessions they reach
 (streaming/stored_sessions.py, at the version the driver pinned before the job), merges them
 (`merged_with`), writes the merged sessions as new files of user_sessions, and returns their add

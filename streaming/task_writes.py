@@ -136,9 +136,8 @@ def write_in_tasks(
     if sessions is None:
         out = batch.mapInArrow(task_writer(settings, goals, mark, label), OUT_DDL).toArrow()
     else:
-        # One owner a core: more owners only add tasks (a warm 1,000-event batch, 2 cores: its job
-        # ~1.3 s with 4 owners, ~1.1 s with 2; docs/hot-path.md).
-        owners = batch.sparkSession.sparkContext.defaultParallelism
+        # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
+        owners = int(batch.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         written = batch.mapInArrow(task_writer(settings, goals, mark, label, owners), OUT_DDL)
         merger = session_merger(settings, sessions, label)
         out = written.repartitionById(owners, "_bucket").mapInArrow(merger, OUT_DDL).toArrow()

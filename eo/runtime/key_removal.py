@@ -35,11 +35,12 @@ class KeysNotFound(RuntimeError):
 
 @dataclass(frozen=True)
 class Rewrite:
-    """What the driver did to remove the keys: files read, their bytes, files written again."""
+    """What the driver did to remove the keys: files read, their bytes, files removed (what they
+    kept is written again)."""
 
     files_read: int = 0
     bytes_read: int = 0
-    files_rewritten: int = 0
+    files_removed: int = 0
 
 
 def holding_files(files: pa.Table, definition: TableDef, keys: pa.Table) -> pa.Table:

@@ -190,11 +190,16 @@ class Bench:
         self.metrics["driver_bytes_per_input_byte"] = round(sum(driver.values()) / input_bytes, 4)
         self.log(f"   the guarded job's driver took {driver['collected']:,} bytes from its tasks, "
                  f"for {input_bytes:,} bytes of Kafka records")  # fmt: skip
-        rewrites = runs["guarded"].get("driver_rewrites", {})
-        if rewrites:  # not what it received from the tasks: user_sessions files it rewrote
-            self.metrics["driver_rewrite_bytes_per_input_byte"] = round(rewrites["bytes_read"] / input_bytes, 4)
-            self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of user_sessions "
-                     f"({rewrites['bytes_read']:,} bytes) and wrote {rewrites['files_rewritten']:,} again")  # fmt: skip
+        # Not what it received from the tasks: the user_sessions files it read to write them again.
+        rewrites = {
+            "files_read": 0,
+            "bytes_read": 0,
+            "files_removed": 0,
+            **runs["guarded"].get("driver_rewrites", {}),
+        }
+        self.metrics["driver_rewrite_bytes_per_input_byte"] = round(rewrites["bytes_read"] / input_bytes, 4)
+        self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of user_sessions "
+                 f"({rewrites['bytes_read']:,} bytes) and removed {rewrites['files_removed']:,}")  # fmt: skip
         parts = ", ".join(f"{name} {size:,}" for name, size in runs["guarded"].get("driver_parts", {}).items())
         if parts:
             self.log(f"   of what it took from its tasks: {parts} bytes")

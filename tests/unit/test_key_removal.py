@@ -68,7 +68,7 @@ def test_the_keys_go_and_the_tasks_files_come_in_one_commit(table):
     assert table.reached("app") == (3, 9)
     assert [(u, e) for u, _, e in rows(table)] == [("a", 2), ("b", 1), ("d", 1), ("e", 1), ("f", 1), ("z", 1)]
     # The two files that held a and c were read and written again; the others were not opened.
-    assert (done.files_read, done.files_rewritten) == (2, 2)
+    assert (done.files_read, done.files_removed) == (2, 2)
     assert done.bytes_read > 0
 
 
