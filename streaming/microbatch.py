@@ -14,10 +14,11 @@ cannot commit at all. The five commits are independent, so they run at once.
 One Spark job runs the whole batch: the reading, the engine state, the writing of the append
 tables' files, gold's arithmetic on each task's new rows (streaming/task_writes.py), and the
 sessions merged by the tasks that own their users (streaming/session_merge.py). The driver
-receives the files' add actions, the tasks' metric sums (a row per metric key) and the keys of
-the stored sessions the batch replaces, never a record or a session. It adds the sums up and
-merges them into gold with the same functions the batch rebuild uses (eo/core/transforms/), and
-removes the replaced sessions' rows (eo/runtime/key_removal.py); delta-rs commits in
+receives from the tasks the files' add actions, their metric sums (a row per metric key) and
+the keys of the stored sessions the batch replaces, never a record or a session. It adds the
+sums up and merges them into gold with the same functions the batch rebuild uses
+(eo/core/transforms/), and removes the replaced sessions' rows, reading and writing again the
+files that hold them (eo/runtime/key_removal.py); delta-rs commits in
 milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
@@ -199,16 +200,19 @@ class MicroBatch:
             )
         filesystem = environment(self.settings).arrow_filesystem(table.uri)
         label = f"{txn.version}-rewrite"
-        done = key_removal.remove_and_add(
-            table,
-            USER_SESSIONS,
-            filesystem,
-            written.replaced,
-            written.sessions,
-            txn,
-            label,
-            before_commit=lambda: hooks().point("events.after_sessions_rewritten"),
-        )
+        try:
+            done = key_removal.remove_and_add(
+                table,
+                USER_SESSIONS,
+                filesystem,
+                written.replaced,
+                written.sessions,
+                txn,
+                label,
+                before_commit=lambda: hooks().point("events.after_sessions_rewritten"),
+            )
+        except key_removal.TableMoved as moved:
+            raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved
         hooks().point("events.after_user_sessions_commit")  # a kill here: sessions committed, others maybe not
         self.rewrites["files_read"] += done.files_read
         self.rewrites["bytes_read"] += done.bytes_read

@@ -60,10 +60,14 @@ def session_merger(
         rows = pa.Table.from_batches(received)
         sessions_parts = is_part(rows, "S")
         yield from rows.filter(pc.invert(sessions_parts)).to_batches()
-        intervals = unpacked(rows.filter(sessions_parts), "S")
+        sent = rows.filter(sessions_parts)
+        context = TaskContext.get()
+        # A user's sessions must all reach one owner: a part sent elsewhere would be merged twice.
+        if sent.num_rows and pc.any(pc.not_equal(sent["_bucket"], context.partitionId())).as_py():
+            raise RuntimeError(f"session parts for other owners reached owner {context.partitionId()}")
+        intervals = unpacked(sent, "S")
         if intervals.num_rows == 0:
             return
-        context = TaskContext.get()
         tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
         filesystem = environment(settings).arrow_filesystem(sessions.uri)
         merged, replaced = merged_with(near_stored(sessions, intervals, filesystem), intervals)

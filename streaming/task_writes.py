@@ -5,7 +5,7 @@ quarantine and silver (eo/runtime/data_files.py) and returns their add actions, 
 gold, added up from its own event rows (`gold_parts`, streaming/parts.py): one row per metric key,
 which the driver adds up, and the sessions its events make, which go on to the tasks that own
 their users and merge them into user_sessions (streaming/session_merge.py). No record, raw or
-read, and no session leaves the executors. The driver then commits each table's files in one
+read, and no session goes from a task to the driver. The driver then commits each table's files in one
 delta-rs transaction with the batch's txn (eo/runtime/commits.py `append_files`,
 eo/runtime/key_removal.py); files that no commit names (a batch killed before its commit, a task
 attempt that lost) are never read.

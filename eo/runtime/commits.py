@@ -118,13 +118,19 @@ KEEPS_ROWS = ("OPTIMIZE", "VACUUM START", "VACUUM END")
 def changed_since(table: Table, version: int) -> list[str]:
     """The operations committed to the table (as last refreshed) after `version` that may have
     changed its rows, as `operation@version`."""
-    newer = table.current.version() - version
+    latest = table.current.version()
+    newer = latest - version
     if newer <= 0:
         return []
+    # Newest first; delta-rs lists from `latest - newer + 1` on with no upper bound, so commits that
+    # landed since the refresh come first: the oldest `newer` entries are versions+1..latest.
+    entries = table.current.history(newer)[-newer:]
+    if len(entries) < newer:  # a commit without its commit info: nothing says what it did
+        return [f"unknown@{version + 1}..{latest}"]
     return [
-        f"{entry['operation']}@{entry['version']}"
-        for entry in table.current.history(newer)
-        if entry["version"] > version and entry["operation"] not in KEEPS_ROWS
+        f"{entry['operation']}@{latest - index}"
+        for index, entry in enumerate(entries)
+        if entry["operation"] not in KEEPS_ROWS
     ]
 
 

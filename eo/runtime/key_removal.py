@@ -29,8 +29,17 @@ from eo.runtime.data_files import add_actions, write_files
 READERS = 4  # files read at once
 
 
+# Delta lets writers keep timestamp statistics to the millisecond (Spark does): a max may be up
+# to 999 microseconds below the true one.
+STATS_SLACK_US = 999
+
+
 class KeysNotFound(RuntimeError):
     """Keys to remove that the table does not hold (once each): the commit would be wrong."""
+
+
+class TableMoved(RuntimeError):
+    """Another commit landed while the driver rewrote the files: nothing was committed."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +65,18 @@ def holding_files(files: pa.Table, definition: TableDef, keys: pa.Table) -> pa.T
     column = definition.range_column
     values = np.sort(keys[column].cast(pa.int64()).to_numpy())
     # A file without statistics may hold any value.
-    lows = pc.fill_null(files[f"min.{column}"].cast(pa.int64()), np.iinfo(np.int64).min).to_numpy()
-    highs = pc.fill_null(files[f"max.{column}"].cast(pa.int64()), np.iinfo(np.int64).max).to_numpy()
+    lows = _bound(files, f"min.{column}", np.iinfo(np.int64).min)
+    highs = _bound(files, f"max.{column}", np.iinfo(np.int64).max - STATS_SLACK_US) + STATS_SLACK_US
     inside = np.searchsorted(values, highs, "right") > np.searchsorted(values, lows, "left")
     return files.filter(pc.and_(mask, pa.array(inside)))
+
+
+def _bound(files: pa.Table, name: str, unknown: int) -> np.ndarray:
+    """A statistic of every file as integers (times: microseconds), `unknown` where it is missing
+    (the column too, when no file has it)."""
+    if name not in files.column_names:
+        return np.full(files.num_rows, unknown, dtype=np.int64)
+    return pc.fill_null(files[name].cast(pa.int64()), unknown).to_numpy()
 
 
 def _file_rows(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -> pa.Table:
@@ -72,6 +89,19 @@ def _file_rows(filesystem, schema: pa.Schema, definition: TableDef, row: dict) -
         value = pa.scalar(row[f"partition.{column}"], schema.field(column).type)
         rows = rows.append_column(column, pa.repeat(value, rows.num_rows))
     return rows.select(schema.names).cast(schema)
+
+
+def _found_once(definition: TableDef, keys: pa.Table, hits: list[pa.Table]) -> None:
+    """Every key held by exactly one row of the files read, or KeysNotFound naming a few."""
+    found = pa.concat_tables(hits) if hits else keys.slice(0, 0)
+    counts = found.group_by(keys.column_names).aggregate([([], "count_all")])
+    once = counts.filter(pc.equal(counts["count_all"], 1)).drop_columns(["count_all"])
+    wrong = keys.join(once, keys.column_names, join_type="left anti")
+    if wrong.num_rows or keys.num_rows != once.num_rows:
+        raise KeysNotFound(
+            f"{definition.name}: {wrong.num_rows} of {keys.num_rows} keys to remove are not held by exactly one "
+            f"row, e.g. {wrong.slice(0, 3).to_pylist()}"
+        )
 
 
 def _text(value) -> str | None:
@@ -93,6 +123,7 @@ def remove_and_add(
     as the caller's `should_commit` refreshed it. `filesystem` is rooted at the table; `label`
     starts the rewritten files' names; `before_commit` runs once they are written (a kill point
     of the fault lab: files on storage that no commit names)."""
+    from deltalake.exceptions import CommitFailedError
     from deltalake.transaction import RemoveAction
 
     schema, key = table.schema(), list(definition.key)
@@ -101,21 +132,27 @@ def remove_and_add(
     files = holding_files(pa.table(table.current.get_add_actions(flatten=True)), definition, keys).to_pylist()
     with ThreadPoolExecutor(READERS) as pool:  # many small files: their reads overlap
         found = list(pool.map(lambda row: _file_rows(filesystem, schema, definition, row), files))
-    actions, kept, removed = [], [], 0
+    actions, kept, hits = [], [], []
     now = int(time.time() * 1000)
     for row, rows in zip(files, found, strict=True):
         left = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
         if left.num_rows == rows.num_rows:
             continue
-        removed += rows.num_rows - left.num_rows
+        hits.append(rows.join(keys.select(key), key, join_type="inner").select(key))
         partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
         actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
         kept.append(left)
-    if removed != keys.num_rows:
-        raise KeysNotFound(f"{definition.name}: {keys.num_rows} rows to remove, {removed} found in {len(files)} files")
+    _found_once(definition, keys.select(key), hits)
     # What the touched files keep, written again as one file per partition: the small files the
     # tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
     written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label) if kept else []
     before_commit()
-    commit_files(table.current, [*actions, *add_actions(written + added)], commit_properties(txn))
+    # No retry: a commit that landed since the refresh (even a compaction of a file removed here)
+    # may have moved rows this commit did not see. The caller reads the batch again.
+    properties = commit_properties(txn)
+    properties.max_commit_retries = 0
+    try:
+        commit_files(table.current, [*actions, *add_actions(written + added)], properties)
+    except CommitFailedError as error:
+        raise TableMoved(f"{definition.name}: another commit landed during the rewrite ({error})") from error
     return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions))

@@ -14,7 +14,7 @@ from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.sessions import USER_SESSIONS_SCHEMA
 from eo.runtime.commits import Table, Txn, changed_since
 from eo.runtime.data_files import write_files
-from eo.runtime.key_removal import KeysNotFound, holding_files, remove_and_add
+from eo.runtime.key_removal import KeysNotFound, TableMoved, holding_files, remove_and_add
 
 pytestmark = pytest.mark.unit
 
@@ -81,7 +81,7 @@ def test_a_file_left_empty_is_removed_and_not_written_again(table):
 
 def test_a_key_the_table_does_not_hold_commits_nothing(table):
     before = table.refresh().version()
-    with pytest.raises(KeysNotFound, match="2 rows to remove, 1 found"):
+    with pytest.raises(KeysNotFound, match="1 of 2 keys"):
         remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0), ("a", 3)), [], Txn("app", 0, 1), "r")
     assert table.refresh().version() == before
     assert len(rows(table)) == 6
@@ -97,6 +97,9 @@ def test_the_files_that_may_hold_a_key_are_found_by_partition_and_range(table):
     ]
     assert holding_files(files, USER_SESSIONS, sessions(("x", 8))).num_rows == 0  # between files' ranges
     assert holding_files(files, USER_SESSIONS, sessions()).num_rows == 0
+    # Without statistics a file may hold any key: only its partition rules it out.
+    bare = files.drop_columns([c for c in files.column_names if c.startswith(("min.", "max."))])
+    assert holding_files(bare, USER_SESSIONS, sessions(("x", 8))).num_rows == 3
 
 
 def test_only_commits_that_may_change_rows_count_as_a_move(table):
@@ -134,3 +137,50 @@ def test_a_file_that_keeps_its_partition_column_is_rewritten_from_the_log(tmp_pa
         table.refresh() and table, USER_SESSIONS, local(table), sessions(("b", 1)), [], Txn("app", 0, 1), "r"
     )
     assert [u for u, _, _ in rows(table)] == ["a", "c"]
+
+
+def test_a_missing_key_is_not_hidden_by_a_duplicated_one(tmp_path):
+    """One key held twice and another not at all: the counts add up, the keys do not."""
+    write_deltalake(str(tmp_path / "s"), sessions(("a", 0), ("a", 0), ("b", 1)), partition_by=["session_date"])
+    table = Table(str(tmp_path / "s"))
+    with pytest.raises(KeysNotFound, match="2 of 2 keys"):
+        remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0), ("z", 1)), [], Txn("app", 0, 1), "r")
+
+
+def test_a_max_kept_to_the_millisecond_still_finds_its_key():
+    """Spark keeps timestamp statistics to the millisecond: a key 0.5 ms past a file's max is in it."""
+    stamp = pa.timestamp("us", tz="UTC")
+    files = pa.table(
+        {
+            "path": ["f"],
+            "partition.session_date": pa.array([T0.date()]),
+            "min.session_start": pa.array([T0], stamp),
+            "max.session_start": pa.array([T0 + dt.timedelta(hours=1)], stamp),
+        }
+    )
+    late = sessions(("b", 1)).set_column(
+        1, "session_start", pa.array([T0 + dt.timedelta(hours=1, microseconds=500)], stamp)
+    )
+    assert holding_files(files, USER_SESSIONS, late).num_rows == 1
+    later = late.set_column(1, "session_start", pa.array([T0 + dt.timedelta(hours=1, milliseconds=2)], stamp))
+    assert holding_files(files, USER_SESSIONS, later).num_rows == 0
+
+
+def test_a_commit_that_lands_during_the_rewrite_commits_nothing(table):
+    """Another commit between the refresh and the commit: no retry on top of it, TableMoved."""
+    table.refresh()
+    before = table.current.version()
+    write_deltalake(table.uri, sessions(("g", 2)), mode="append", partition_by=["session_date"])  # not seen
+    with pytest.raises(TableMoved):
+        remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0)), [], Txn("app", 0, 1), "r")
+    assert DeltaTable(table.uri).version() == before + 1  # only the other writer's commit
+    assert table.reached("app") is None
+
+
+def test_commits_after_the_refresh_do_not_shift_what_changed_since(table):
+    """delta-rs lists history past the snapshot: commits newer than the refresh must not relabel."""
+    version = table.refresh().version()
+    write_deltalake(table.uri, sessions(("g", 2)), mode="append", partition_by=["session_date"])  # a change
+    table.refresh()
+    DeltaTable(table.uri).optimize.compact()  # lands after the refresh
+    assert changed_since(table, version) == [f"WRITE@{version + 1}"]

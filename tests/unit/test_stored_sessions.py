@@ -218,7 +218,7 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
 
     recent = events(rng, 30, users=20, hours=3, start=T0 + dt.timedelta(days=3, hours=19))
     intervals = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0)]))))
-    found = whole_read(table, intervals)
+    found = near_stored(pinned(table), intervals, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem()))
     dataset = DeltaTable(table.uri).to_pyarrow_dataset()
     opened = [Path(f.path).parent.name for f in dataset.get_fragments(filter=reach_filter(intervals))]
     assert sorted(opened) == ["session_date=2026-11-20", "session_date=2026-11-23"]
