@@ -5,11 +5,13 @@ An event at least SESSION_GAP after the previous one of the same user starts a n
 One definition, two executions (DESIGN.md): `sessionize` merges *intervals* (an event is an
 interval of one instant; a session is one of its first and last event). The batch rebuild gives
 it every event of a user (`user_sessions`, with Spark's applyInArrow); the stream gives it a
-micro-batch's new events together with the stored sessions they can reach (`near`), and stores
-what changed (`session_changes`). Both are exact: a session is determined by the intervals it
-joins, so merging a stored session with new events gives the same session as recomputing it
-from all of its events, whatever the lateness. For the same reason the stream's tasks may
-sessionize their own events first: the driver merges intervals, not events.
+micro-batch's new events together with the stored sessions they can reach (`near`,
+`merged_with`: the merged sessions, and the stored ones they replace). Both are exact: a session
+is determined by the intervals it joins, so merging a stored session with new events gives the
+same session as recomputing it from all of its events, whatever the lateness. For the same
+reason the stream's tasks may sessionize their own events first: the users' owners merge
+intervals, not events (streaming/session_merge.py). `updated_sessions` states the same step as a
+change set; the tests use it as the reference.
 """
 
 from __future__ import annotations
