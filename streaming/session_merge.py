@@ -42,11 +42,12 @@ def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Tab
 
 
 def session_merger(
-    settings: Settings, sessions: SessionsAt, label: str
+    settings: Settings, sessions: SessionsAt, label: str, into: str | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each owning task runs (DataFrame.mapInArrow over OUT rows): every row but the
     S parts passes as it is; the S parts are merged into user_sessions (see the module). `label`
-    starts file names."""
+    starts file names. `into`: where the merged files go, if not into the table (a rehearsal's
+    scratch folder: it reads the real table, and writes nothing there)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -69,10 +70,12 @@ def session_merger(
         if intervals.num_rows == 0:
             return
         tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
-        filesystem = environment(settings).arrow_filesystem(sessions.uri)
-        merged, replaced = merged_with(near_stored(sessions, intervals, filesystem), intervals)
+        files = environment(settings).arrow_filesystem
+        table = files(sessions.uri)
+        merged, replaced = merged_with(near_stored(sessions, intervals, table), intervals)
         schema = schema_at(sessions)
-        actions = write_files(filesystem, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
+        target = table if into is None else files(into)
+        actions = write_files(target, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
         yield from file_rows(actions, USER_SESSIONS.name).to_batches()
         if replaced.num_rows:
             yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()

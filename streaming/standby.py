@@ -21,14 +21,14 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from eo.core.tables import BRONZE
+from eo.core.tables import BRONZE, USER_SESSIONS
 from eo.runtime.active import ActiveLock
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.spark import close_state_stores
-from streaming import python_workers, task_writes
+from streaming import python_workers, stored_sessions, task_writes
 from streaming.plan import Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
@@ -79,12 +79,15 @@ def wait_for_turn(
 REHEARSAL_RECORDS = 5_000
 
 
-def rehearse(spark, settings: Settings) -> tuple[int, int]:
+def rehearse(spark, settings: Settings) -> tuple[int, int, int]:
     """Run the query's own plan once, over the newest records, on a scratch checkpoint, its tasks
     writing their files into a scratch folder: a standby that takes over then finds Spark's
     generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
-    a cold JVM cost ~4 s more than a warm one). Nothing reaches the lake, and nothing is committed.
-    Returns the records read and the files the tasks wrote (and that were then removed)."""
+    a cold JVM cost ~4 s more than a warm one). The sessions' owners run too: they read the real
+    user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
+    sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
+    Returns the records read, the files the tasks wrote (and that were then removed), and how many
+    of them were merged sessions."""
     ends = end_offsets(settings)
     start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
     scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
@@ -93,16 +96,20 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
     lake_files = environment(settings).lake_files
     schemas = {t.name: environment(settings).table(t.name).schema() for t in task_writes.KIND_TABLES.values()}
     goals = task_writes.targets(settings, schemas, root=files)
+    sessions = stored_sessions.pinned(environment(settings).table(USER_SESSIONS.name))
+    merged_into = f"{files}/{USER_SESSIONS.name}"
     for folder in (scratch, files):
         lake_files.delete_tree(folder)
-    for goal in goals.values():  # the lake's tables have their folders; a scratch folder does not
-        lake_files.make_folder(goal.uri)
+    for folder in (*(goal.uri for goal in goals.values()), merged_into):  # a scratch folder has none
+        lake_files.make_folder(folder)
     written: list[task_writes.Written] = []
     try:
         records = kafka_records(spark, settings, Source(starting_offsets=json.dumps(start)))
         plan = events_plan(spark, settings, records, rehearsal=True)
         writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(
-            lambda rows, _batch: written.append(task_writes.write_in_tasks(rows, settings, goals, None, "rehearsal"))
+            lambda rows, _batch: written.append(
+                task_writes.write_in_tasks(rows, settings, goals, None, "rehearsal", sessions, merged_into)
+            )
         )
         writer.option("checkpointLocation", scratch).trigger(availableNow=True).start().awaitTermination()
     finally:
@@ -112,19 +119,20 @@ def rehearse(spark, settings: Settings) -> tuple[int, int]:
         for folder in (scratch, files):
             lake_files.delete_tree(folder)
     records = sum(w.rows[BRONZE.name] for w in written)
-    return records, sum(len(actions) for w in written for actions in w.actions.values())
+    merged = sum(len(w.sessions) for w in written)
+    return records, sum(len(actions) for w in written for actions in w.actions.values()) + merged, merged
 
 
 def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None]) -> T | None:
     """Rehearse, build the query's plan (`plan`; None: none yet), wait for the active instance to
     exit; the plan."""
     began = time.monotonic()
-    records, files = rehearse(spark, settings)
+    records, files, merged = rehearse(spark, settings)
     planned = plan()
     planning = "the query planned" if planned is not None else "no plan yet"
     print(
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, removed since; {planning}); waiting for the active instance to exit, its Python "
+        f"{files} files, {merged} of them merged sessions, removed since; {planning}); waiting for the active instance to exit, its Python "
         f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )

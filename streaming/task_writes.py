@@ -129,17 +129,19 @@ def write_in_tasks(
     mark: int | None,
     label: str,
     sessions: SessionsAt | None = None,
+    sessions_into: str | None = None,
 ) -> Written:
     """One Spark job: the batch's reading and engine state, then its files, written by its tasks,
     and, given `sessions` (user_sessions at the version the driver commits against), the
-    sessions merged by the tasks that own their users."""
+    sessions merged by the tasks that own their users. `sessions_into`: where their files go, if
+    not into user_sessions (a rehearsal's scratch folder)."""
     if sessions is None:
         out = batch.mapInArrow(task_writer(settings, goals, mark, label), OUT_DDL).toArrow()
     else:
         # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
         owners = int(batch.sparkSession.conf.get("spark.sql.shuffle.partitions"))
         written = batch.mapInArrow(task_writer(settings, goals, mark, label, owners), OUT_DDL)
-        merger = session_merger(settings, sessions, label)
+        merger = session_merger(settings, sessions, label, sessions_into)
         out = written.repartitionById(owners, "_bucket").mapInArrow(merger, OUT_DDL).toArrow()
     files = out.filter(pc.is_valid(out["_table"]))
     actions: dict[str, list[dict]] = {goal.table.name: [] for goal in goals.values()}
