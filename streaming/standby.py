@@ -132,8 +132,8 @@ def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T |
     planning = "the query planned" if planned is not None else "no plan yet"
     print(
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, {merged} of them merged sessions, removed since; {planning}); waiting for the active instance to exit, its Python "
-        f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
+        f"{files} files, {merged} of them merged sessions, removed since; {planning}); waiting for the active "
+        f"instance to exit, its Python workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
 

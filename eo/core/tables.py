@@ -19,9 +19,6 @@ SOURCE_KEY = ("kafka_topic", "kafka_partition", "kafka_offset")
 # Null for records ingested before it was recorded (they came first). The first copy of an event
 # is the one with the lowest (ingest batch, source key): eo/core/transforms/dedup.py.
 INGEST_BATCH = "ingest_batch"
-# The column that tells a change set's row (eo/runtime/commits.py apply_changes) to delete its key
-# rather than upsert it.
-DELETE_FLAG = "_delete"
 
 
 def _top_level_split(ddl: str) -> list[str]:

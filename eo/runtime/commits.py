@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from eo.core.tables import DELETE_FLAG
 from eo.runtime.fencing import Fenced, decode_version, encode_version
 
 
@@ -193,18 +192,6 @@ def _merge(table: Table, rows: pa.Table, key: Sequence[str], txn: Txn, partition
     )
 
 
-def upsert(table: Table, rows: pa.Table, key: Sequence[str], txn: Txn, partition_filter: str | None = None) -> bool:
-    """Replace the rows of these keys by the given values, insert new keys."""
-    if not should_commit(table, txn):
-        return False
-    if rows.num_rows == 0:
-        _write(table, rows, txn)
-        return True
-    merger = _merge(table, conform(rows, table.schema()), key, txn, partition_filter)
-    merger.when_matched_update_all().when_not_matched_insert_all().execute()
-    return True
-
-
 def accumulate(
     table: Table,
     rows: pa.Table,
@@ -225,35 +212,6 @@ def accumulate(
     added = {c: f"t.{c} + s.{c}" for c in values}
     merger = _merge(table, conform(rows, table.schema()), key, txn, partition_filter)
     merger.when_matched_update(added).when_not_matched_insert_all().execute()
-    return True
-
-
-def apply_changes(
-    table: Table,
-    changes: pa.Table,
-    key: Sequence[str],
-    txn: Txn,
-    partition_filter: str | None = None,
-    checked: bool = False,
-) -> bool:
-    """Upsert the rows whose `_delete` is false and delete the keys whose `_delete` is true, in one commit.
-
-    `checked`: the caller called `should_commit` and read the table's rows at `table.current` to
-    compute the changes; the commit then builds on that same version (a read-modify-write)."""
-    if not checked and not should_commit(table, txn):
-        return False
-    if changes.num_rows == 0:
-        _write(table, changes.drop_columns([DELETE_FLAG]), txn)
-        return True
-    schema = table.schema()
-    source = conform(changes, pa.schema([*schema, pa.field(DELETE_FLAG, pa.bool_())]))
-    (
-        _merge(table, source, key, txn, partition_filter)
-        .when_matched_delete(f"s.{DELETE_FLAG}")
-        .when_matched_update({c: f"s.{c}" for c in schema.names}, f"NOT s.{DELETE_FLAG}")
-        .when_not_matched_insert({c: f"s.{c}" for c in schema.names}, f"NOT s.{DELETE_FLAG}")
-        .execute()
-    )
     return True
 
 

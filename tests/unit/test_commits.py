@@ -72,15 +72,6 @@ def test_accumulate_adds_once_per_batch(table):
     assert content(table) == [("a", 11), ("b", 2)]
 
 
-def test_apply_changes_upserts_and_deletes_in_one_commit(table):
-    commits.append(table, rows(("a", 1), ("b", 2)), Txn("job", 1, 1))
-    changes = pa.table({"k": ["a", "b", "c"], "n": [5, 0, 3], commits.DELETE_FLAG: [False, True, False]})
-    before = DeltaTable(table.uri).version()
-    commits.apply_changes(table, changes, ["k"], Txn("job", 1, 2))
-    assert content(table) == [("a", 5), ("c", 3)]
-    assert DeltaTable(table.uri).version() == before + 1
-
-
 def test_concurrent_writers_of_one_app_id_never_both_commit_a_position(table):
     """One writer commits the position; every other one either finds it committed (a replay,
     skipped) or is refused by delta-rs's conflict check on the app id's transaction."""

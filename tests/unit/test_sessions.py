@@ -6,13 +6,14 @@ import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from eo.core.tables import DELETE_FLAG, USER_SESSIONS
+from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.sessions import (
     SESSION_KEY,
+    USER_SESSIONS_SCHEMA,
     as_intervals,
+    merged_with,
     sessionize,
     sessions_as_intervals,
-    updated_sessions,
     user_sessions,
 )
 
@@ -72,13 +73,17 @@ def random_events(rng: random.Random, n: int) -> pa.Table:
     return pa.Table.from_pylist([dict(zip(ARROW.names, r, strict=True)) for r in rows], ARROW)
 
 
-def apply(stored: dict, changes: pa.Table) -> None:
-    for row in changes.to_pylist():
-        key = tuple(row[k] for k in SESSION_KEY)
-        if row.pop(DELETE_FLAG):
-            del stored[key]
-        else:
-            stored[key] = row
+def key(row: dict) -> tuple:
+    return tuple(row[k] for k in SESSION_KEY)
+
+
+def merge(stored: dict, intervals: pa.Table) -> None:
+    """The stream's step on `stored` (sessions by key): the stored sessions the intervals reach are
+    replaced by the sessions they merge into (the owners' `merged_with`, the driver's removal)."""
+    merged, replaced = merged_with(pa.Table.from_pylist(list(stored.values()), USER_SESSIONS_SCHEMA), intervals)
+    for row in replaced.to_pylist():
+        del stored[key(row)]
+    stored.update((key(row), row) for row in merged.to_pylist())
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -89,13 +94,12 @@ def test_merging_micro_batches_into_stored_sessions_equals_recomputing_everythin
     cuts = sorted(rng.sample(range(1, 400), rng.randint(1, 12)))
     stored: dict = {}
     for lo, hi in zip([0, *cuts], [*cuts, 400], strict=True):
-        current = pa.Table.from_pylist(list(stored.values()), sessionize(as_intervals(events)).schema)
-        apply(stored, updated_sessions(current, as_intervals(events.slice(lo, hi - lo))))
-    whole = {tuple(r[k] for k in SESSION_KEY): r for r in sessionize(as_intervals(events)).to_pylist()}
+        merge(stored, as_intervals(events.slice(lo, hi - lo)))
+    whole = {key(r): r for r in sessionize(as_intervals(events)).to_pylist()}
     assert stored == whole
 
 
-def test_a_late_event_between_two_sessions_joins_them_and_deletes_the_later_one():
+def test_a_late_event_between_two_sessions_joins_them_and_replaces_both():
     first = pa.Table.from_pylist(
         [dict(zip(ARROW.names, r, strict=True)) for r in [("a", "click", at(0), "u1", None)]], ARROW
     )
@@ -108,19 +112,18 @@ def test_a_late_event_between_two_sessions_joins_them_and_deletes_the_later_one(
         [dict(zip(ARROW.names, r, strict=True)) for r in [("c", "purchase", at(25), "u1", Decimal("1.25"))]],
         ARROW,
     )
-    changes = updated_sessions(stored, as_intervals(late)).to_pylist()
-    upserts = [c for c in changes if not c[DELETE_FLAG]]
-    deletes = [c for c in changes if c[DELETE_FLAG]]
-    assert [(u["session_start"], u["session_end"], u["events"], u["revenue"]) for u in upserts] == [
+    merged, replaced = merged_with(stored, as_intervals(late))
+    assert [(u["session_start"], u["session_end"], u["events"], u["revenue"]) for u in merged.to_pylist()] == [
         (at(0), at(50), 3, Decimal("1.25"))
     ]
-    assert [d["session_start"] for d in deletes] == [at(50)]
+    # The earlier one is replaced by the merged session of its key, the later one joined into it.
+    assert sorted(r["session_start"] for r in replaced.to_pylist()) == [at(0), at(50)]
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_sessions_the_tasks_made_merge_like_their_events(seed):
-    """The stream's tasks sessionize their own events; the driver merges the tasks' sessions into
-    the stored ones. Any cut into batches and any spread over tasks gives the sessions of all."""
+    """The stream's tasks sessionize their own events; the users' owners merge the tasks' sessions
+    into the stored ones. Any cut into batches and any spread over tasks gives the sessions of all."""
     rng = random.Random(seed)
     events = random_events(rng, 400)
     cuts = sorted(rng.sample(range(1, 400), rng.randint(1, 6)))
@@ -130,7 +133,6 @@ def test_sessions_the_tasks_made_merge_like_their_events(seed):
         task_of = pa.array([rng.randrange(4) for _ in range(batch.num_rows)])
         tasks = [batch.filter(pa.compute.equal(task_of, task)) for task in range(4)]
         intervals = pa.concat_tables([sessions_as_intervals(sessionize(as_intervals(t))) for t in tasks])
-        current = pa.Table.from_pylist(list(stored.values()), sessionize(as_intervals(events)).schema)
-        apply(stored, updated_sessions(current, intervals))
-    whole = {tuple(r[k] for k in SESSION_KEY): r for r in sessionize(as_intervals(events)).to_pylist()}
+        merge(stored, intervals)
+    whole = {key(r): r for r in sessionize(as_intervals(events)).to_pylist()}
     assert stored == whole

@@ -14,7 +14,6 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyarrow import fs
 
-from eo.core.tables import DELETE_FLAG
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
     as_intervals,
@@ -22,7 +21,6 @@ from eo.core.transforms.sessions import (
     near,
     sessionize,
     sessions_as_intervals,
-    updated_sessions,
 )
 from eo.runtime.commits import Table
 from streaming.session_merge import by_owner
@@ -57,14 +55,6 @@ def stored_table(path, sessions: pa.Table, commits: int = 3) -> Table:
         chunk = sessions.filter(pc.equal(pc.bit_wise_and(pa.array(range(sessions.num_rows)), commits - 1), part))
         write_deltalake(str(path), chunk, mode="append", partition_by=["session_date"])
     return Table(str(path))
-
-
-def applied(stored: pa.Table, changes: pa.Table) -> list[dict]:
-    """user_sessions after a batch's changes: upserts replace their key, deletes remove it."""
-    keys = {(r["user_id"], r["session_start"]) for r in changes.to_pylist()}
-    kept = [r for r in stored.to_pylist() if (r["user_id"], r["session_start"]) not in keys]
-    upserts = changes.filter(pc.invert(changes[DELETE_FLAG])).drop_columns([DELETE_FLAG]).cast(stored.schema)
-    return sorted_rows(pa.Table.from_pylist(kept + upserts.to_pylist(), stored.schema))
 
 
 def whole_read(table: Table, intervals: pa.Table) -> pa.Table:
@@ -118,7 +108,7 @@ def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
     recomputed = sorted_rows(sessionize(as_intervals(pa.concat_tables([old, new]))))
     at = pinned(table)
     everything = whole_read(table, intervals)
-    assert applied(history, updated_sessions(everything, intervals)) == recomputed
+    assert merged_into(history, *merged_with(everything, intervals)) == recomputed
     for tasks in (1, 3, 7):  # a user's session may be split over tasks
         found, merged, replaced = in_tasks(at, new, tasks, rng)
         assert len(found) == len(set(map(str, sorted_rows(found))))  # each found once, by its owner
@@ -224,4 +214,4 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
     assert sorted(opened) == ["session_date=2026-11-20", "session_date=2026-11-23"]
     every_day = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0, 1, 2)]))))
     assert len(list(dataset.get_fragments(filter=reach_filter(every_day)))) == 4
-    assert applied(stored, updated_sessions(found, intervals)) == applied(stored, updated_sessions(stored, intervals))
+    assert merged_into(stored, *merged_with(found, intervals)) == merged_into(stored, *merged_with(stored, intervals))

@@ -11,7 +11,13 @@ import pyarrow.compute as pc
 import pytest
 
 from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
-from eo.core.transforms.sessions import as_intervals, sessionize, sessions_as_intervals, updated_sessions
+from eo.core.transforms.sessions import (
+    USER_SESSIONS_SCHEMA,
+    as_intervals,
+    merged_with,
+    sessionize,
+    sessions_as_intervals,
+)
 from streaming.parts import PARTS, packed, part_sizes, unpacked
 from streaming.session_merge import user_partition
 from streaming.task_writes import gold_parts
@@ -76,7 +82,7 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
         return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
 
     assert rows(metrics) == rows(minute_metrics(events, users))
-    sessions = updated_sessions(sessionize(as_intervals(events.slice(0, 0))), intervals).drop_columns(["_delete"])
+    sessions, _ = merged_with(USER_SESSIONS_SCHEMA.empty_table(), intervals)
     assert rows(sessions) == rows(sessionize(as_intervals(events)))
 
 

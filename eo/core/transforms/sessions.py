@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eo.core.tables import DELETE_FLAG, SESSION_GAP_MINUTES, USER_SESSIONS
+from eo.core.tables import SESSION_GAP_MINUTES, USER_SESSIONS
 from eo.core.transforms.metrics import REVENUE, purchase_revenue
 
 GAP = dt.timedelta(minutes=SESSION_GAP_MINUTES)
@@ -118,22 +118,6 @@ def near(sessions: pa.Table, intervals: pa.Table) -> pa.Table:
         pc.less_equal(joined["session_start"], pc.add(joined["end_max"], gap)),
     )
     return joined.filter(reach).select(sessions.column_names)
-
-
-def session_changes(merged: pa.Table, touched: pa.Table) -> pa.Table:
-    """Upserts for the merged sessions, and deletes for touched sessions that no longer start a
-    session (they were joined into an earlier one). Rows carry `_delete`."""
-    gone = touched.join(merged.select(SESSION_KEY), SESSION_KEY, join_type="left anti").select(merged.column_names)
-    upserts = merged.append_column(DELETE_FLAG, pa.array(np.zeros(merged.num_rows, dtype=bool)))
-    deletes = gone.cast(merged.schema).append_column(DELETE_FLAG, pa.array(np.ones(gone.num_rows, dtype=bool)))
-    return pa.concat_tables([upserts, deletes])
-
-
-def updated_sessions(stored: pa.Table, intervals: pa.Table) -> pa.Table:
-    """The stream's step: what a micro-batch's new intervals (its events, `as_intervals`, or the
-    sessions its tasks made of them, `sessions_as_intervals`) change in the stored sessions."""
-    merged, touched = merged_with(stored, intervals)
-    return session_changes(merged, touched.cast(merged.schema))
 
 
 def merged_with(stored: pa.Table, intervals: pa.Table) -> tuple[pa.Table, pa.Table]:
