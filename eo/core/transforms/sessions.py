@@ -10,8 +10,7 @@ micro-batch's new events together with the stored sessions they can reach (`near
 is determined by the intervals it joins, so merging a stored session with new events gives the
 same session as recomputing it from all of its events, whatever the lateness. For the same
 reason the stream's tasks may sessionize their own events first: the users' owners merge
-intervals, not events (streaming/session_merge.py). `updated_sessions` states the same step as a
-change set; the tests use it as the reference.
+intervals, not events (streaming/session_merge.py).
 """
 
 from __future__ import annotations
