@@ -76,23 +76,22 @@ def reach_filter(intervals: pa.Table) -> ds.Expression:
     return functools.reduce(operator.or_, spans)
 
 
-def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> tuple[pa.Table, int]:
+def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> pa.Table:
     """Rows of the intervals' users whose session touches the time the intervals can reach (files
-    skipped by their statistics), then the sessions the intervals reach; and the bytes of the
-    rows read. Rows are kept batch by batch, so a task holds only its users'."""
+    skipped by their statistics), then the sessions the intervals reach. Rows are kept batch by
+    batch, so a task holds only its users'."""
     if intervals.num_rows == 0:
-        return schema.empty_table(), 0
+        return schema.empty_table()
     intervals = intervals.cast(INTERVALS)
     users = pc.unique(intervals["user_id"])
-    kept, read = [], 0
+    kept = []
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
     for batch in dataset.to_batches(filter=reach_filter(intervals)):
-        read += batch.nbytes
         rows = pa.Table.from_batches([batch]).cast(schema)
         kept.append(rows.filter(pc.is_in(rows["user_id"], value_set=users)))
     rows = pa.concat_tables(kept) if kept else schema.empty_table()
-    return near(rows, intervals), read
+    return near(rows, intervals)
 
 
 # Each Python worker keeps its table between batches (a worker runs one task at a time), brought
@@ -122,4 +121,4 @@ def near_stored(at: SessionsAt, intervals: pa.Table, filesystem) -> pa.Table:
     """In a task: the stored sessions its intervals reach, read at `at`'s version."""
     table = _opened(at)
     schema = pa.schema(table.schema().to_arrow())
-    return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals)[0]
+    return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals)
