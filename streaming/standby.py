@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from eo.core.tables import BRONZE, USER_SESSIONS
@@ -79,15 +80,23 @@ def wait_for_turn(
 REHEARSAL_RECORDS = 5_000
 
 
-def rehearse(spark, settings: Settings) -> tuple[int, int, int]:
+@dataclass(frozen=True)
+class Rehearsed:
+    """What a rehearsal did, none of which is left."""
+
+    records: int  # Kafka records read
+    files: int  # files its tasks wrote, then removed
+    merged: int  # of those, the sessions' owners' files
+    replaced: int  # stored sessions the owners found and merged with
+
+
+def rehearse(spark, settings: Settings) -> Rehearsed:
     """Run the query's own plan once, over the newest records, on a scratch checkpoint, its tasks
     writing their files into a scratch folder: a standby that takes over then finds Spark's
     generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
     a cold JVM cost ~4 s more than a warm one). The sessions' owners run too: they read the real
     user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
-    sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
-    Returns the records read, the files the tasks wrote (and that were then removed), and how many
-    of them were merged sessions."""
+    sessions into the scratch folder. Nothing reaches the lake, and nothing is committed."""
     ends = end_offsets(settings)
     start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
     scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
@@ -118,22 +127,27 @@ def rehearse(spark, settings: Settings) -> tuple[int, int, int]:
         close_state_stores()
         for folder in (scratch, files):
             lake_files.delete_tree(folder)
-    records = sum(w.rows[BRONZE.name] for w in written)
     merged = sum(len(w.sessions) for w in written)
-    return records, sum(len(actions) for w in written for actions in w.actions.values()) + merged, merged
+    return Rehearsed(
+        records=sum(w.rows[BRONZE.name] for w in written),
+        files=sum(len(actions) for w in written for actions in w.actions.values()) + merged,
+        merged=merged,
+        replaced=sum(w.replaced.num_rows for w in written),
+    )
 
 
 def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None]) -> T | None:
     """Rehearse, build the query's plan (`plan`; None: none yet), wait for the active instance to
     exit; the plan."""
     began = time.monotonic()
-    records, files, merged = rehearse(spark, settings)
+    rehearsed = rehearse(spark, settings)
     planned = plan()
     planning = "the query planned" if planned is not None else "no plan yet"
     print(
-        f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {records:,} records; its tasks wrote "
-        f"{files} files, {merged} of them merged sessions, removed since; {planning}); waiting for the active "
-        f"instance to exit, its Python workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
+        f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {rehearsed.records:,} records; its "
+        f"tasks wrote {rehearsed.files} files, removed since, {rehearsed.merged} of them sessions merged with "
+        f"{rehearsed.replaced} stored ones; {planning}); waiting for the active instance to exit, its Python "
+        f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
 

@@ -11,24 +11,28 @@ import pytest
 
 from eo.core.tables import USER_SESSIONS
 from eo.runtime.environment import environment
+from streaming.query import Knobs
+from streaming.run import run
 from streaming.standby import rehearse
-from streaming.takeover import prepare
 from tests.integration.producing import produce
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_rehearsal_closes_its_state_stores_and_removes_its_folders(spark, pipeline):
-    prepare(spark, pipeline)
+def test_a_rehearsal_reads_the_stored_sessions_and_leaves_nothing_behind(spark, pipeline):
     produce(pipeline, 2_000)
+    assert run(pipeline, Knobs(until_caught_up=True)) == 0  # the active instance stored their sessions
     sessions = environment(pipeline).table(USER_SESSIONS.name).refresh()
-    before = (sessions.version(), sorted(sessions.file_uris()))
-    records, files, merged = rehearse(spark, pipeline)
+    on_disk = lambda: sorted(Path(pipeline.table_path(USER_SESSIONS.name)).rglob("*.parquet"))  # noqa: E731
+    before = (sessions.version(), sorted(sessions.file_uris()), on_disk())
+    rehearsed = rehearse(spark, pipeline)
     # It read records and its tasks wrote files: the two states were opened, and their maintenance started.
-    assert records > 0 and files > merged > 0, "the rehearsal ran nothing, or its owners merged nothing"
+    assert rehearsed.records > 0 and rehearsed.files > rehearsed.merged > 0, rehearsed
+    # The newest records are the ones the active instance committed: their owners found the stored
+    # sessions and merged them, as a batch that replays them would.
+    assert rehearsed.replaced > 0, "the owners found no stored session"
     sessions.update_incremental()
-    assert (sessions.version(), sorted(sessions.file_uris())) == before, "the rehearsal changed user_sessions"
-    assert not any(Path(pipeline.table_path(USER_SESSIONS.name)).rglob("*.parquet")), "files left in user_sessions"
+    assert (sessions.version(), sorted(sessions.file_uris()), on_disk()) == before, "user_sessions changed"
     stores = spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore
     assert not stores.isMaintenanceRunning(), "the rehearsal's state stores are still open"
     assert not Path(pipeline.checkpoint_path("events-rehearsal")).exists()

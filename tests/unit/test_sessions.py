@@ -83,7 +83,9 @@ def merge(stored: dict, intervals: pa.Table) -> None:
     merged, replaced = merged_with(pa.Table.from_pylist(list(stored.values()), USER_SESSIONS_SCHEMA), intervals)
     for row in replaced.to_pylist():
         del stored[key(row)]
-    stored.update((key(row), row) for row in merged.to_pylist())
+    for row in merged.to_pylist():
+        assert key(row) not in stored, "a merged session would sit beside a stored one of its key"
+        stored[key(row)] = row
 
 
 @pytest.mark.parametrize("seed", range(8))

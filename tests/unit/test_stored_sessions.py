@@ -23,8 +23,9 @@ from eo.core.transforms.sessions import (
     sessions_as_intervals,
 )
 from eo.runtime.commits import Table
+from streaming import stored_sessions
 from streaming.session_merge import by_owner
-from streaming.stored_sessions import near_stored, pinned, reach_filter, reach_windows
+from streaming.stored_sessions import SessionsAt, near_stored, pinned, reach_filter, reach_windows
 
 pytestmark = pytest.mark.unit
 
@@ -215,3 +216,24 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
     every_day = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0, 1, 2)]))))
     assert len(list(dataset.get_fragments(filter=reach_filter(every_day)))) == 4
     assert merged_into(stored, *merged_with(found, intervals)) == merged_into(stored, *merged_with(stored, intervals))
+
+
+def test_a_kept_table_reaches_the_version_asked_for_after_log_cleanup(tmp_path, monkeypatch):
+    """A standby's workers keep the version its rehearsal read for as long as it waits: by its first
+    batch many commits have landed, and log cleanup may have removed them (a checkpoint is kept)."""
+    monkeypatch.setattr(stored_sessions, "_OPENED", {})
+    uri = str(tmp_path / "sessions")
+    rows = sessionize(as_intervals(events(random.Random(1), 20, users=3, hours=2)))
+    for _ in range(2):
+        write_deltalake(uri, rows, mode="append", partition_by=["session_date"])
+    assert stored_sessions._opened(SessionsAt(uri, 1)).version() == 1  # what the worker keeps
+    for _ in range(12):
+        write_deltalake(uri, rows, mode="append", partition_by=["session_date"])
+    latest = DeltaTable(uri).version()
+    DeltaTable(uri).create_checkpoint()
+    for commit in Path(uri, "_delta_log").glob("*.json"):
+        if int(commit.stem) < latest:
+            commit.unlink()
+    table = stored_sessions._opened(SessionsAt(uri, latest))
+    assert table.version() == latest
+    assert sorted(table.file_uris()) == sorted(DeltaTable(uri).file_uris())

@@ -103,7 +103,7 @@ class DropLastSession(Hooks):
         if name != "events.after_files_written" or self.fired:
             return
         self.fired = True
-        from deltalake import DeltaTable, write_deltalake
+        from deltalake import write_deltalake
 
         rows = DeltaTable(self.path).to_pyarrow_table().sort_by([("session_start", "descending")])
         write_deltalake(self.path, rows.slice(1), mode="overwrite", partition_by=list(USER_SESSIONS.partition_by))
