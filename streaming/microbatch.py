@@ -117,7 +117,7 @@ class MicroBatch:
         self.driver_bytes = {"collected": 0}
         self.driver_parts: dict[str, int] = {}  # what the collected bytes were made of
         # The files the driver read to remove the replaced sessions' rows (eo/runtime/key_removal.py)
-        self.rewrites = {"files_read": 0, "bytes_read": 0, "files_removed": 0}
+        self.rewrites = key_removal.Rewrite()
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -214,9 +214,7 @@ class MicroBatch:
         except key_removal.TableMoved as moved:
             raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved
         hooks().point("events.after_user_sessions_commit")  # a kill here: sessions committed, others maybe not
-        self.rewrites["files_read"] += done.files_read
-        self.rewrites["bytes_read"] += done.bytes_read
-        self.rewrites["files_removed"] += done.files_removed
+        self.rewrites += done
         return True
 
     # -- poison records ------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -153,7 +153,7 @@ def run_query(
                     "records": batch.records,
                     "driver_bytes": batch.driver_bytes,
                     "driver_parts": batch.driver_parts,
-                    "driver_rewrites": batch.rewrites,
+                    "driver_rewrites": asdict(batch.rewrites),
                     "engine": engine[-100:],
                 }
                 write_catch_up(settings, stats)

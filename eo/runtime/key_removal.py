@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -50,6 +50,9 @@ class Rewrite:
     files_read: int = 0
     bytes_read: int = 0
     files_removed: int = 0
+
+    def __add__(self, other: Rewrite) -> Rewrite:
+        return Rewrite(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 
 
 def holding_files(files: pa.Table, definition: TableDef, keys: pa.Table) -> pa.Table:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
 from eo.runtime.kafka_admin import delete_topic, end_offsets, ensure_topic
+from eo.runtime.key_removal import Rewrite
 from infra.kafka import Broker
 from lab.bench.machine import machine, versions
 from lab.bench.sizes import LIVE_PHASES, Profile
@@ -191,12 +192,7 @@ class Bench:
         self.log(f"   the guarded job's driver took {driver['collected']:,} bytes from its tasks, "
                  f"for {input_bytes:,} bytes of Kafka records")  # fmt: skip
         # Not what it received from the tasks: the user_sessions files it read to write them again.
-        rewrites = {
-            "files_read": 0,
-            "bytes_read": 0,
-            "files_removed": 0,
-            **runs["guarded"].get("driver_rewrites", {}),
-        }
+        rewrites = {**asdict(Rewrite()), **runs["guarded"].get("driver_rewrites", {})}
         self.metrics["driver_rewrite_bytes_per_input_byte"] = round(rewrites["bytes_read"] / input_bytes, 4)
         self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of user_sessions "
                  f"({rewrites['bytes_read']:,} bytes) and removed {rewrites['files_removed']:,}")  # fmt: skip

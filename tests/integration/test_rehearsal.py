@@ -23,7 +23,10 @@ def test_a_rehearsal_reads_the_stored_sessions_and_leaves_nothing_behind(spark, 
     produce(pipeline, 2_000)
     assert run(pipeline, Knobs(until_caught_up=True)) == 0  # the active instance stored their sessions
     sessions = environment(pipeline).table(USER_SESSIONS.name).refresh()
-    on_disk = lambda: sorted(Path(pipeline.table_path(USER_SESSIONS.name)).rglob("*.parquet"))  # noqa: E731
+
+    def on_disk() -> list[Path]:
+        return sorted(Path(pipeline.table_path(USER_SESSIONS.name)).rglob("*.parquet"))
+
     before = (sessions.version(), sorted(sessions.file_uris()), on_disk())
     rehearsed = rehearse(spark, pipeline)
     # It read records and its tasks wrote files: the two states were opened, and their maintenance started.

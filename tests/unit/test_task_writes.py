@@ -83,7 +83,7 @@ def test_a_crash_after_the_driver_rewrote_sessions_files_leaves_each_session_onc
         install(previous)
     sessions = [(s.user_id, s.events) for s in sorted_rows(spark, lake, USER_SESSIONS)]
     assert sessions == [("u1", 2), ("u2", 1)]
-    assert batch.rewrites["files_removed"] >= 1  # the file that held u1's session, written again
+    assert batch.rewrites.files_removed >= 1  # the file that held u1's session, written again
     committed = {Path(uri).name for uri in DeltaTable(lake.table_path(USER_SESSIONS.name)).file_uris()}
     orphans = files_on_disk(lake, USER_SESSIONS) - committed  # the dead attempt's files, never read
     assert any("-rewrite" in name for name in orphans)  # among them, what the driver wrote again
