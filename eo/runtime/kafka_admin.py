@@ -50,11 +50,21 @@ def ensure_topic(settings: Settings, partitions: int | None = None, timeout: flo
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:  # metadata propagates asynchronously
-        if topic_partitions(settings):
+    while time.monotonic() < deadline:  # metadata and leadership propagate asynchronously
+        metadata = _admin(settings).list_topics(topic=settings.topic, timeout=10)
+        if led(metadata.topics.get(settings.topic)):
             return
         time.sleep(0.2)
-    raise TimeoutError(f"topic {settings.topic} did not appear within {timeout} s")
+    raise TimeoutError(f"topic {settings.topic} did not appear with a leader for each partition within {timeout} s")
+
+
+def led(topic) -> bool:
+    """Does the topic (confluent-kafka's TopicMetadata, or None) exist with a leader for each of its
+    partitions? Right after its creation it may list partitions that have none yet, and reading
+    their offsets then fails (NOT_LEADER_FOR_PARTITION)."""
+    if topic is None or topic.error is not None or not topic.partitions:
+        return False
+    return all(p.error is None and p.leader >= 0 for p in topic.partitions.values())
 
 
 def delete_topic(settings: Settings, timeout: float = 30.0) -> None:

@@ -135,3 +135,29 @@ def test_a_mechanism_the_python_clients_cannot_speak_is_refused(aws):
     no_protocol = dataclasses.replace(aws, kafka_options={"kafka.sasl.mechanism": "AWS_MSK_IAM"})
     with pytest.raises(ConfigError, match=r"needs kafka\.security\.protocol"):
         kafka_admin.client_config(no_protocol)
+
+
+def _topic(*leaders: int, error=None):
+    from confluent_kafka.admin import PartitionMetadata, TopicMetadata
+
+    topic = TopicMetadata()
+    topic.topic, topic.error = "events", error
+    for number, leader in enumerate(leaders):
+        partition = PartitionMetadata()
+        partition.id, partition.leader = number, leader
+        topic.partitions[number] = partition
+    return topic
+
+
+def test_a_topic_is_ready_once_each_partition_has_a_leader():
+    """ensure_topic returns only then: the bench once read a new topic's offsets too early."""
+    from confluent_kafka import KafkaError
+
+    assert kafka_admin.led(_topic(1, 1, 1, 1))
+    assert not kafka_admin.led(_topic(1, -1, 1, 1)), "one partition without a leader yet"
+    assert not kafka_admin.led(_topic()), "listed, no partitions yet"
+    assert not kafka_admin.led(None), "not listed"
+    assert not kafka_admin.led(_topic(1, error=KafkaError(KafkaError.LEADER_NOT_AVAILABLE)))
+    refused = _topic(1, 1)
+    refused.partitions[1].error = KafkaError(KafkaError.LEADER_NOT_AVAILABLE)
+    assert not kafka_admin.led(refused), "a partition whose metadata says it has no leader"
