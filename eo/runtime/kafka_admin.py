@@ -51,8 +51,7 @@ def ensure_topic(settings: Settings, partitions: int | None = None, timeout: flo
                 raise
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:  # metadata and leadership propagate asynchronously
-        metadata = _admin(settings).list_topics(topic=settings.topic, timeout=10)
-        if led(metadata.topics.get(settings.topic)):
+        if led(_metadata(admin, settings.topic)):
             return
         time.sleep(0.2)
     raise TimeoutError(f"topic {settings.topic} did not appear with a leader for each partition within {timeout} s")
@@ -84,24 +83,39 @@ def delete_topic(settings: Settings, timeout: float = 30.0) -> None:
         time.sleep(0.2)
 
 
+def _metadata(admin, topic: str):
+    """The topic's metadata as the broker gives it now (confluent-kafka's TopicMetadata), or None."""
+    return admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+
+
 def topic_partitions(settings: Settings) -> list[int]:
-    metadata = _admin(settings).list_topics(topic=settings.topic, timeout=10)
-    topic = metadata.topics.get(settings.topic)
+    topic = _metadata(_admin(settings), settings.topic)
     if topic is None or topic.error is not None:
         return []
     return sorted(topic.partitions)
 
 
-def end_offsets(settings: Settings) -> dict[int, int]:
-    """The next offset each partition will get: what a caught-up consumer has read up to."""
-    from confluent_kafka import Consumer, TopicPartition
+def end_offsets(settings: Settings, timeout: float = 30.0) -> dict[int, int]:
+    """The next offset each partition will get: what a caught-up consumer has read up to.
+
+    A partition whose leader is not serving yet (a topic just made, a broker just restarted)
+    answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE: asked again until `timeout`."""
+    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+    not_serving = (KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE)
 
     consumer = Consumer(client_config(settings, **{"group.id": OFFSETS_GROUP}))
+    deadline = time.monotonic() + timeout
     try:
         result = {}
         for p in topic_partitions(settings):
-            _, high = consumer.get_watermark_offsets(TopicPartition(settings.topic, p), timeout=10)
-            result[p] = high
+            while p not in result:
+                try:
+                    result[p] = consumer.get_watermark_offsets(TopicPartition(settings.topic, p), timeout=10)[1]
+                except KafkaException as exc:
+                    if exc.args[0].code() not in not_serving or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
         return result
     finally:
         consumer.close()

@@ -150,7 +150,8 @@ def _topic(*leaders: int, error=None):
 
 
 def test_a_topic_is_ready_once_each_partition_has_a_leader():
-    """ensure_topic returns only then: the bench once read a new topic's offsets too early."""
+    """ensure_topic returns only then (its offsets may still answer NOT_LEADER_FOR_PARTITION for a
+    moment: end_offsets asks again, tests/integration/test_topics.py)."""
     from confluent_kafka import KafkaError
 
     assert kafka_admin.led(_topic(1, 1, 1, 1))
