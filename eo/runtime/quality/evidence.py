@@ -71,7 +71,8 @@ class Evidence:
         definition = self.context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=name, data=self._batch_definition(name), suite=suite)
         )
-        complete = unexpected_rows is not None and unexpected_rows <= COMPLETE_UP_TO
+        # With nothing unexpected, COMPLETE would list nothing, at the cost of more Spark jobs.
+        complete = unexpected_rows is not None and 0 < unexpected_rows <= COMPLETE_UP_TO
         result_format = {"result_format": "COMPLETE" if complete else "SUMMARY", "partial_unexpected_count": 10}
         if index_columns:
             result_format["unexpected_index_column_names"] = list(index_columns)
