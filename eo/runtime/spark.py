@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from eo.runtime.class_archive import java_options
 from eo.runtime.config import REPO_ROOT, Settings
 from eo.runtime.environment import environment
 
@@ -54,7 +55,8 @@ BASE_CONF: dict[str, str] = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.memory": "4g",
-    "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+    # With the class archive (eo/runtime/class_archive.py), once `make setup` has built it.
+    "spark.driver.extraJavaOptions": f"{DRIVER_JAVA_OPTIONS} {java_options()}".strip(),
 }
 
 
