@@ -11,7 +11,7 @@ verify run itself. It changes no compiled code, so a long job's speed is the sam
 the jobs do (Delta reads, writes and merges, SQL, Arrow), run once with the JVM told to archive
 the classes it loaded when it exits. The archive is named by what it was built from (the JVM and
 the jars), so a new JVM or new jars simply find none until it is built again: every JVM starts
-without it then. A JVM that finds its archive stale ignores it and says so.
+without it then.
 """
 
 from __future__ import annotations
@@ -51,13 +51,16 @@ def archive_key(java: Path | None, jars: list[Path]) -> str:
 
 
 def archive_path(archive_dir: Path = ARCHIVE_DIR) -> Path | None:
-    """Where this machine's archive is, or would be; None without a JVM or pyspark's jars."""
+    """Where this machine's archive is, or would be; None without a JVM or the jars."""
     java, jars = _java(), _spark_jars()
     if java is None or not jars:
         return None
-    from eo.runtime.jars import AWS_JARS_DIR, READER_JARS_DIR, SPARK_JARS_DIR
+    from eo.runtime.jars import MissingJarsError, jar_paths
 
-    jars += sorted(p for d in (SPARK_JARS_DIR, AWS_JARS_DIR, READER_JARS_DIR) for p in d.glob("*.jar"))
+    try:
+        jars += [Path(p) for p in jar_paths(object_store=True)]
+    except MissingJarsError:  # before `make jars`: no job can start, and no archive is named
+        return None
     return archive_dir / f"spark-driver-{archive_key(java, jars)}.jsa"
 
 

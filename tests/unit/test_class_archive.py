@@ -1,10 +1,11 @@
 """The driver's class archive: named by what it was built from, mapped only once it exists, and
-mapped by the tests' own Spark JVM when `make setup` has built it."""
+given to the tests' own Spark JVM when `make setup` has built it."""
 
 import pytest
 
 from eo.runtime import class_archive
 from eo.runtime.class_archive import archive_key, archive_path, java_options
+from eo.runtime.jars import MissingJarsError
 
 pytestmark = pytest.mark.unit
 
@@ -40,7 +41,15 @@ def test_no_jvm_means_no_archive(tmp_path, monkeypatch):
     assert archive_path(tmp_path) is None and java_options(tmp_path) == ""
 
 
-def test_the_tests_spark_jvm_maps_the_archive_setup_built(spark):
+def test_no_jars_means_no_archive(tmp_path, monkeypatch):
+    def missing(**_):
+        raise MissingJarsError("run `make jars` first")
+
+    monkeypatch.setattr("eo.runtime.jars.jar_paths", missing)
+    assert archive_path(tmp_path) is None and java_options(tmp_path) == ""
+
+
+def test_the_tests_spark_jvm_is_started_with_the_archive_setup_built(spark):
     built = archive_path()
     if built is None or not built.is_file():
         pytest.skip("no class archive: `make setup` builds it")
