@@ -72,6 +72,7 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
         # Naming the failing rows costs GX a Spark job per check; with nothing unexpected, none fail.
         index_columns=table.key if unexpected else (),
         unexpected_rows=unexpected,
+        rows=counts["stream_rows"] + counts["missing"],  # a row per key of either side
         asset=f"{table.name}: stream vs batch rebuild, {scope}",
         notes=[
             f"**{table.name}** over {scope}: stream {counts['stream_rows']:,} rows, batch rebuild "
@@ -89,7 +90,7 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
     domain = expect.DOMAIN.get(table.name)
     if domain:
         counts["domain_passed"] = evidence.check(
-            f"domain_{table.name}", stream, domain(), asset=f"{table.name}: stream, {scope}"
+            f"domain_{table.name}", stream, domain(), asset=f"{table.name}: stream, {scope}", rows=counts["stream_rows"]
         )
         counts["passed"] = counts["passed"] and counts["domain_passed"]
     return counts
@@ -120,14 +121,20 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     row["accepted"] = acked if acked is not None else row["bronze"]
     row["accounted"] = row["silver"] + row["quarantine"] + duplicates
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
-    result = dict(row, passed=evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts"))
+    passed = evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts", rows=1)
+    result = dict(row, passed=passed)
     if acks is None:
         result["no_loss"] = f"not checked: no producer ack logs under {settings.acks_root}"
     else:
         found = account_for_acks(acks, classified, silver, quarantine).persist()
         result["lost"] = found.where(F.col("status") == "lost").count()
         no_loss = evidence.check(
-            "no_loss", found, expect.accounted(), index_columns=[*SOURCE_KEY, "kind"], asset="acknowledged records"
+            "no_loss",
+            found,
+            expect.accounted(),
+            index_columns=[*SOURCE_KEY, "kind"],
+            asset="acknowledged records",
+            rows=acked,  # a row per acknowledged record: each has one place in bronze
         )
         result["passed"] = result["passed"] and no_loss
         result["no_loss"] = "passed" if no_loss else "FAILED"
