@@ -113,7 +113,7 @@ test: setup checkov-venv terraform-tool ## the whole suite: unit, integration, t
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~10 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
-bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~30 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
+bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~40 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)
 
 bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at toy sizes, the report's schema (~15 min)
