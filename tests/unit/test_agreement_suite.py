@@ -1,7 +1,7 @@
 """The agreement suite, run by Great Expectations itself, on Spark and on pandas (a frame of known,
-small size): it passes on equal tables and on a day with no rows on either side, and names the
-column and the key of a difference, the same on both engines; so do the domain suites. The
-engine follows the frame's known size."""
+small size; a check that names failing rows stays on Spark): it passes on equal tables and on a
+day with no rows on either side, and names the column and the key of a difference, the same on
+both engines; so do the domain suites. The engine follows the frame's known size."""
 
 import datetime as dt
 from decimal import Decimal
@@ -125,3 +125,10 @@ def test_the_engine_follows_the_frames_known_size_and_a_check_may_change_engine_
             suite = [gxe.ExpectColumnValuesToNotBeNull(column="campaign_id")]
             assert gx.check(f"check {i}", frame, suite, rows=rows)
             assert gx.results[-1]["engine"] == engine, (run, rows, gx.results[-1])
+    # A check that will name failing rows keeps Spark's pages, whatever the frame's size.
+    suite = [gxe.ExpectColumnValuesToNotBeNull(column="campaign_id")]
+    gx.check("names rows", frame, suite, index_columns=KEY, unexpected_rows=1, rows=1)
+    assert gx.results[-1]["engine"] == "spark"
+    suite = [gxe.ExpectColumnValuesToNotBeNull(column="campaign_id")]
+    gx.check("nothing to name", frame, suite, index_columns=KEY, unexpected_rows=0, rows=1)
+    assert gx.results[-1]["engine"] == "pandas"

@@ -12,7 +12,9 @@ from pyspark.sql import DataFrame
 # many unexpected rows a check keeps SUMMARY (counts and a sample) to stay small.
 COMPLETE_UP_TO = 1_000
 # A frame known to hold at most this many rows is collected (one Spark job) and validated with
-# pandas in this process: GX on Spark runs ~35 Spark jobs a check, seconds in a cold JVM.
+# pandas in this process: GX on Spark runs ~35 Spark jobs a check, seconds in a cold JVM. A check
+# that names failing rows stays on Spark: GX's pandas page of a failing pair check did not show
+# the differing column (stream_revenue), which the Spark page does.
 IN_MEMORY_UP_TO = 200_000
 
 
@@ -73,9 +75,11 @@ class Evidence:
         """Validate `frame`; with `index_columns`, failures name the rows by those columns (every
         row when `unexpected_rows`, known beforehand, is small; else a sample). `asset` names
         the data in the Data Docs, `notes` (markdown) head the result's page. `rows`, the
-        frame's row count when the caller knows it: up to IN_MEMORY_UP_TO, GX runs on pandas."""
+        frame's row count when the caller knows it: up to IN_MEMORY_UP_TO, GX runs on pandas,
+        unless the check names failing rows."""
         gx = self._gx
-        in_memory = rows is not None and rows <= IN_MEMORY_UP_TO
+        names_failures = bool(index_columns) and bool(unexpected_rows)
+        in_memory = rows is not None and rows <= IN_MEMORY_UP_TO and not names_failures
         meta = {"notes": {"format": "markdown", "content": list(notes)}} if notes else None
         suite = self.context.suites.add_or_update(gx.ExpectationSuite(name=name, expectations=expectations, meta=meta))
         definition = self.context.validation_definitions.add_or_update(
