@@ -133,6 +133,7 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
             found,
             expect.accounted(),
             index_columns=[*SOURCE_KEY, "kind"],
+            unexpected_rows=result["lost"],  # names every lost record, up to COMPLETE_UP_TO
             asset="acknowledged records",
             rows=acked,  # a row per acknowledged record: each has one place in bronze
         )

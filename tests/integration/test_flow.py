@@ -98,3 +98,10 @@ def test_a_lost_silver_row_fails_verification(spark, flowed, tmp_path):
     assert not verdict["passed"]
     assert verdict["tables"]["silver"]["missing"] == 1
     assert verdict["reconciliation"]["lost"] >= 1
+    # The failing no-loss check names the lost record by where the broker put it, on Spark's
+    # engine, whose Data Docs page lists the failing rows.
+    (no_loss,) = [e for e in verdict["expectations"] if e["suite"] == "no_loss" and not e["success"]]
+    assert no_loss["engine"] == "spark"
+    assert no_loss["unexpected_count"] == verdict["reconciliation"]["lost"]
+    source = (victim.kafka_topic, victim.kafka_partition, victim.kafka_offset)
+    assert any(all(str(part) in example for part in source) for example in no_loss["examples"]), no_loss
