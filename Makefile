@@ -39,7 +39,8 @@ $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 
 # The strict reading's UDF (jvm/reader) is built, not resolved: this rule wins over the pattern above.
 # Its pom compiles into .cache/build/reader; only the jar goes to $(JARS)/reader.
-READER_SOURCES := $(shell find jvm/reader/src -name '*.java')
+# Its folders too: a source removed changes only its folder's time.
+READER_SOURCES := $(shell find jvm/reader/src -name '*.java' -o -type d)
 $(JARS)/reader/.resolved: infra/maven/reader/pom.xml infra/maven/settings.xml $(READER_SOURCES)
 	@echo "building the reader jar with Maven into $(JARS)/reader"
 	@rm -rf $(JARS)/reader && mkdir -p $(JARS)/reader

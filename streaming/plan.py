@@ -9,9 +9,9 @@ Every micro-batch yields rows of four kinds (`_kind`), all from one read of Kafk
   distinct users add one).
 
 The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once):
-1. every event id ever accepted: a copy of an event already seen is dropped whatever its time or
-   however late it is, and of the copies of a new event within one micro-batch the lowest
-   (topic, partition, offset) wins, wherever producers put them. Bronze records each record's
+1. every event id ever accepted (Spark's own deduplication): a copy of an event already seen is
+   dropped whatever its time or however late it is, and of the copies of a new event within one
+   micro-batch the lowest (partition, offset) wins, wherever producers put them. Bronze records each record's
    micro-batch, and the batch rebuild keeps the same copy: the lowest (ingest batch, topic,
    partition, offset) (eo/core/transforms/dedup.py).
 2. every (campaign, type, minute, user) ever counted: the event rows are grouped by their tuple,
@@ -31,10 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql import functions as F
 
 from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
-from eo.core.transforms.dedup import first_copy_state, new_tuple_state
+from eo.core.transforms.dedup import check_streaming_plan, first_copy_state, new_tuple_state
 from eo.core.transforms.metrics import window_start_column
 from eo.core.transforms.parse import Catalogue
 from eo.runtime.config import Settings
@@ -189,6 +190,23 @@ def marked(
     # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).unionByName(aligned(new))
+
+
+UNSUPPORTED_OPERATION_CHECK = "spark.sql.streaming.unsupportedOperationCheck"
+
+
+def start(writer: DataStreamWriter, plan: DataFrame) -> StreamingQuery:
+    """Start `writer`, a query of `plan`. Spark's own checks refuse the sort into arrival order
+    that the first-copy state needs (eo/core/transforms/dedup.py); they run here on the rest of
+    the plan, and the query starts with them off."""
+    spark = plan.sparkSession
+    check_streaming_plan(plan)
+    before = spark.conf.get(UNSUPPORTED_OPERATION_CHECK)
+    spark.conf.set(UNSUPPORTED_OPERATION_CHECK, "false")
+    try:
+        return writer.start()
+    finally:
+        spark.conf.set(UNSUPPORTED_OPERATION_CHECK, before)
 
 
 # Every kind in one schema; the columns a kind does not have are null.

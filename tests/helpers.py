@@ -82,7 +82,7 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
     A micro-batch given as a tuple of lists is written as one file per list: several tasks read it,
     as several Kafka partitions would be read, and their rows meet the engine's state in any order."""
     from streaming.microbatch import reads_again
-    from streaming.plan import events_plan
+    from streaming.plan import events_plan, start
     from streaming.run import QUERY
 
     source = f"{settings.checkpoint_root}/_test_records"
@@ -96,12 +96,12 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
             bronze_frame(spark, file).coalesce(1).write.format("delta").mode("append").save(source)
         while True:
             plan = events_plan(spark, settings, spark.readStream.format("delta").load(source))
-            query = (
+            writer = (
                 plan.writeStream.foreachBatch(batch)
                 .option("checkpointLocation", settings.checkpoint_path(QUERY))
                 .trigger(availableNow=True)
-                .start()
             )
+            query = start(writer, plan)
             try:
                 query.awaitTermination()
                 break

@@ -6,9 +6,10 @@ partition, offset). Bronze records the stream micro-batch that ingested each rec
 partition or on several, in one micro-batch or in two, before or after a restart.
 
 - The batch rebuild reads bronze and keeps that copy with `first_copies`.
-- The stream applies the same rule as it goes, with `first_copy_state` (a Java operator with
-  RocksDB state, jvm/reader FirstCopy): a key seen in an earlier micro-batch is dropped, and of
-  the copies of a new key within one micro-batch the lowest (topic, partition, offset) wins.
+- The stream applies the same rule as it goes, with `first_copy_state` (Spark's own
+  deduplication, RocksDB state): a key seen in an earlier micro-batch is dropped, and of the
+  copies of a new key within one micro-batch the lowest (partition, offset) of the one topic the
+  query reads wins.
 """
 
 from __future__ import annotations
@@ -36,9 +37,18 @@ def first_copy_state(rows: DataFrame, key: str, seed: str) -> DataFrame:
 
     `seed` (a boolean column): a row the lake already holds (after a reset). It wins over any live
     copy of its key and is passed on, so that what follows counts it before dropping it."""
-    spark = rows.sparkSession
-    operator = spark._jvm.io.effectivelyonce.reader.FirstCopy  # a Java operator: no Python API
-    return DataFrame(operator.apply(rows._jdf, key, seed), spark)
+    # Spark's deduplication keeps the first row of a key that its task meets, and shuffle blocks
+    # arrive in any order: each shuffle partition is sorted into arrival order first (seed rows,
+    # then partition and offset). Spark refuses a sort in a streaming plan when a query starts;
+    # queries of this plan start through `streaming.plan.start`, which checks the rest.
+    arrival = [F.when(F.col(seed), F.lit(-1)).otherwise(F.col("kafka_partition")), F.col("kafka_offset")]
+    return rows.repartition(key).sortWithinPartitions(*arrival).dropDuplicates([key])
+
+
+def check_streaming_plan(plan: DataFrame) -> None:
+    """Spark's checks of a streaming plan (an AnalysisException if it cannot run), but for the sort
+    of `first_copy_state` (jvm/reader ArrivalOrder)."""
+    plan.sparkSession._jvm.io.effectivelyonce.reader.ArrivalOrder.check(plan._jdf)
 
 
 def new_tuple_state(rows: DataFrame, key: str, seed: str, counted: str) -> DataFrame:
