@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
 from eo.core.transforms.dedup import check_streaming_plan, first_copy_state, new_tuple_state

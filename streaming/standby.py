@@ -30,7 +30,7 @@ from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.spark import close_state_stores
 from streaming import python_workers, stored_sessions, task_writes
-from streaming.plan import Source, events_plan, kafka_records, start
+from streaming.plan import Source, events_plan, kafka_records
 
 QUERY = STREAM_QUERY
 T = TypeVar("T")
