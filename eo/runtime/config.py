@@ -124,6 +124,9 @@ def local_services(env: str | None = None, path: Path | None = None) -> list[str
     return list(_section(env, path)[2].get("local_services", []))
 
 
+KAFKA_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
+
+
 def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     env, raw, values = _section(env, path)
     values.pop("local_services", None)
@@ -139,6 +142,12 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     for key in ("lake_root", "checkpoint_root", "acks_root", "reports_root"):
         values[key] = _absolute(str(values[key]))
     values["topic_partitions"] = int(values["topic_partitions"])
+    # One topic: of copies of an event in one micro-batch, the stream keeps the lowest (partition,
+    # offset), which is the rebuild's (topic, partition, offset) only within one topic.
+    if not KAFKA_TOPIC.fullmatch(str(values["topic"])):
+        raise ConfigError(
+            f"topic = {values['topic']!r} in environment {env!r}: one Kafka topic name ({KAFKA_TOPIC.pattern})"
+        )
     for key, allowed in CHOICES.items():
         if key in values and values[key] not in allowed:
             raise ConfigError(f"{key} = {values[key]!r} in environment {env!r}; one of {allowed}")

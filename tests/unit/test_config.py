@@ -64,3 +64,13 @@ def test_an_unknown_implementation_is_refused_when_the_settings_load(tmp_path):
     (tmp_path / "platform.toml").write_text(text)
     with pytest.raises(ConfigError, match="lease = 'zk' in environment 'local'; one of"):
         load_settings("local", tmp_path / "platform.toml")
+
+
+@pytest.mark.parametrize("topic", ["clicks,mirror", "clicks mirror", "", "clicks*"])
+def test_the_topic_is_one_kafka_topic(monkeypatch, topic):
+    """The stream's first copy within a micro-batch is the lowest (partition, offset): one topic."""
+    monkeypatch.setenv("EO_TOPIC", topic)
+    with pytest.raises(ConfigError, match="one Kafka topic name"):
+        load_settings("local")
+    monkeypatch.setenv("EO_TOPIC", "clickstream.v2-eu_1")
+    assert load_settings("local").topic == "clickstream.v2-eu_1"
