@@ -195,7 +195,7 @@ def marked(
 UNSUPPORTED_OPERATION_CHECK = "spark.sql.streaming.unsupportedOperationCheck"
 
 
-def start(writer: DataStreamWriter, plan: DataFrame) -> StreamingQuery:
+def start_checked(writer: DataStreamWriter, plan: DataFrame) -> StreamingQuery:
     """Start `writer`, a query of `plan`. Spark's own checks refuse the sort into arrival order
     that the first-copy state needs (eo/core/transforms/dedup.py); they run here on the rest of
     the plan, and the query starts with them off."""

@@ -16,7 +16,7 @@ from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from streaming import engine_report
 from streaming.microbatch import MicroBatch, reads_again
-from streaming.plan import PlanInputs, Source, events_plan, kafka_records, start
+from streaming.plan import PlanInputs, Source, events_plan, kafka_records, start_checked
 
 QUERY = STREAM_QUERY
 
@@ -80,8 +80,8 @@ def start_query(
         .option("checkpointLocation", settings.checkpoint_path(QUERY))
     )
     if knobs.until_caught_up:
-        return start(writer.trigger(availableNow=True), plan)
-    return start(writer.trigger(processingTime=f"{knobs.trigger_seconds} seconds"), plan)
+        return start_checked(writer.trigger(availableNow=True), plan)
+    return start_checked(writer.trigger(processingTime=f"{knobs.trigger_seconds} seconds"), plan)
 
 
 def read_seed(spark: SparkSession, settings: Settings, batch: MicroBatch, source: Source) -> None:

@@ -30,7 +30,7 @@ from eo.runtime.fencing import Lease
 from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.spark import close_state_stores
 from streaming import python_workers, stored_sessions, task_writes
-from streaming.plan import Source, events_plan, kafka_records
+from streaming.plan import Source, events_plan, kafka_records, start_checked
 
 QUERY = STREAM_QUERY
 T = TypeVar("T")
@@ -120,7 +120,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
                 task_writes.write_in_tasks(rows, settings, goals, None, "rehearsal", sessions, merged_into)
             )
         )
-        start(writer.option("checkpointLocation", scratch).trigger(availableNow=True), plan).awaitTermination()
+        start_checked(writer.option("checkpointLocation", scratch).trigger(availableNow=True), plan).awaitTermination()
     finally:
         # Its stores are still open, and their maintenance would upload a snapshot into the scratch
         # checkpoint after it is removed (a RocksDB error and stack trace in the standby's log).

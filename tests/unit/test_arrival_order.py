@@ -1,6 +1,6 @@
 """The first-copy state is Spark's own deduplication over rows sorted into arrival order
 (eo/core/transforms/dedup.py). Spark refuses any sort in a streaming plan at start, so queries
-start through `streaming.plan.start`: Spark's checks run on the rest of the plan
+start through `streaming.plan.start_checked`: Spark's checks run on the rest of the plan
 (jvm/reader ArrivalOrder), and must still refuse anything else they refuse."""
 
 import pytest
@@ -8,7 +8,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 from eo.core.transforms.dedup import check_streaming_plan, first_copy_state
-from streaming.plan import UNSUPPORTED_OPERATION_CHECK, start
+from streaming.plan import UNSUPPORTED_OPERATION_CHECK, start_checked
 
 pytestmark = pytest.mark.unit
 
@@ -51,7 +51,7 @@ def test_start_runs_the_query_and_puts_the_check_back(spark, rows, tmp_path):
     before = spark.conf.get(UNSUPPORTED_OPERATION_CHECK)
     plan = first_copy_state(rows, "_first", "_seed")
     writer = plan.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "c")).trigger(once=True)
-    query = start(writer, plan)
+    query = start_checked(writer, plan)
     try:
         query.awaitTermination(60)
         assert query.exception() is None
@@ -59,5 +59,5 @@ def test_start_runs_the_query_and_puts_the_check_back(spark, rows, tmp_path):
         query.stop()
     assert spark.conf.get(UNSUPPORTED_OPERATION_CHECK) == before
     with pytest.raises(AnalysisException):
-        start(plan.orderBy("kafka_offset").writeStream.format("noop"), plan.orderBy("kafka_offset"))
+        start_checked(plan.orderBy("kafka_offset").writeStream.format("noop"), plan.orderBy("kafka_offset"))
     assert spark.conf.get(UNSUPPORTED_OPERATION_CHECK) == before
