@@ -41,7 +41,8 @@ def first_copy_state(rows: DataFrame, key: str, seed: str) -> DataFrame:
     # arrive in any order: each shuffle partition is sorted into arrival order first (seed rows,
     # then partition and offset). Spark refuses a sort in a streaming plan when a query starts;
     # queries of this plan start through `streaming.plan.start_checked`, which checks the rest.
-    arrival = [F.when(F.col(seed), F.lit(-1)).otherwise(F.col("kafka_partition")), F.col("kafka_offset")]
+    _topic, partition, offset = SOURCE_KEY
+    arrival = [F.when(F.col(seed), F.lit(-1)).otherwise(F.col(partition)), F.col(offset)]
     return rows.repartition(key).sortWithinPartitions(*arrival).dropDuplicates([key])
 
 
