@@ -121,7 +121,7 @@ def _coordinates() -> Column:
     return F.format_string("%s/%d/%d", "kafka_topic", "kafka_partition", "kafka_offset")
 
 
-def _first_key() -> Column:
+def first_key() -> Column:
     """State 1's key: the event id of a valid record; the coordinates (unique) of a refused one."""
     return F.when(_valid(), F.concat(F.lit("E|"), F.col("event_id"))).otherwise(F.concat(F.lit("Q|"), _coordinates()))
 
@@ -176,7 +176,7 @@ def marked(
     if seed is not None:
         readings = readings.unionByName(_as_reading(seed, readings))
     readings = readings.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q")))
-    first = first_copy_state(_slim(readings.withColumn("_first", _first_key())), "_first", "_seed")
+    first = first_copy_state(_slim(readings.withColumn("_first", first_key())), "_first", "_seed")
     # What derives from a row's own fields is added after the first state, not carried through it.
     rows = first.withColumn("window_start", F.when(F.col("_kind") == "E", window_start_column()))
     if history is None:

@@ -1,7 +1,9 @@
-"""Throughput of the pipeline: three spark-submit jobs catch up on the same pre-loaded topic.
+"""Throughput of the pipeline: four spark-submit jobs catch up on the same pre-loaded topic.
 
 - guarded: the streaming job itself (`streaming/run.py run --until-caught-up`), all guarantees;
 - unguarded: the same read and reading without the guarantees (lab/bench/unguarded.py);
+- dedup_floor: the unguarded job plus the shuffle by event id into Spark's own deduplication, the
+  least any guarded plan on Spark's state pays (lab/bench/unguarded.py `--dedup-floor`);
 - raw_parse: the same read and reading into Spark's no-op sink (lab/bench/raw_parse.py).
 
 Each starts on a fresh lake and checkpoint, reads the topic from its start with the same
@@ -27,6 +29,7 @@ from lab.bench.spark_submit import Submitter
 CATCH_UP_JOBS = {
     "guarded": ("streaming/run.py", ["run", "--until-caught-up"], "events"),
     "unguarded": ("lab/bench/unguarded.py", [], "unguarded"),
+    "dedup_floor": ("lab/bench/unguarded.py", ["--dedup-floor"], "dedup_floor"),
     "raw_parse": ("lab/bench/raw_parse.py", [], "raw_parse"),
 }
 CATCH_UP_FILE = ("streaming", "last-catch-up.json")

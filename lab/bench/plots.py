@@ -40,6 +40,7 @@ def plot_throughput(result: dict, path: Path) -> None:
         ("YSB: PyFlink\nexactly-once", m.get("ysb_pyflink_events_per_s"), "tab:purple"),
         ("pipeline: raw read\n+ reading, no-op", m.get("raw_parse_events_per_s"), "tab:gray"),
         ("pipeline:\nguarantees off", m.get("unguarded_events_per_s"), "tab:olive"),
+        ("pipeline: off +\ndedup shuffle only", m.get("dedup_floor_events_per_s"), "tab:olive"),
         ("pipeline:\neffectively-once", m.get("pipeline_events_per_s"), "tab:blue"),
         ("cluster, 1 worker:\neffectively-once", m.get("cluster_workers_1_events_per_s"), "tab:cyan"),
         ("cluster, 2 workers:\neffectively-once", m.get("cluster_workers_2_events_per_s"), "tab:cyan"),

@@ -36,6 +36,10 @@ OTHER_METRICS = (
     "fixed_cost_job_batch_s",
     "raw_parse_events_per_s",
     "unguarded_events_per_s",
+    # the unguarded job plus a shuffle by event id into Spark's own dropDuplicates, and its share of
+    # the unguarded one: the most guarantee_overhead_ratio can be for a plan on Spark's state
+    "dedup_floor_events_per_s",
+    "dedup_floor_ratio",
     "latency_offered_events_per_s",
     "latency_max_s",
     "recovery_standby_caught_up_s",
@@ -60,10 +64,11 @@ METHODS = (
     "**Fixed cost**: the job running and idle; bursts of exactly 1,000 valid events sent as fast as the "
     "client goes, all acknowledged; per burst, (commit time in gold of the batch holding its last event) - "
     "(Kafka timestamp of its last record); median of the bursts, spread and the job's own batch seconds beside.",
-    "**Throughput**: three spark-submit jobs catch up on one pre-loaded topic with the same batch size "
+    "**Throughput**: four spark-submit jobs catch up on one pre-loaded topic with the same batch size "
     "(availableNow): the streaming job, the same read and reading without guarantees (lab/bench/unguarded.py), "
-    "and the same read and reading into the no-op sink (lab/bench/raw_parse.py). Seconds from when each job's "
-    "session and tables are ready to caught up.",
+    "that job with only a shuffle by event id into Spark's own dropDuplicates added (`--dedup-floor`: the least a "
+    "guarded plan on Spark's state pays), and the same read and reading into the no-op sink "
+    "(lab/bench/raw_parse.py). Seconds from when each job's session and tables are ready to caught up.",
     "**Latency**: per event, (commit time in gold of the micro-batch that committed it) - (its Kafka timestamp); "
     "commit times from the Delta logs' commitInfo (timestamp, custom_metadata position) of silver, metrics and "
     "sessions, the latest of the three; every silver row of the run (not committed = infinitely late).",
