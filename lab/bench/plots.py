@@ -40,12 +40,12 @@ def plot_throughput(result: dict, path: Path) -> None:
         ("YSB: PyFlink\nexactly-once", m.get("ysb_pyflink_events_per_s"), "tab:purple"),
         ("pipeline: raw read\n+ reading, no-op", m.get("raw_parse_events_per_s"), "tab:gray"),
         ("pipeline:\nguarantees off", m.get("unguarded_events_per_s"), "tab:olive"),
-        ("pipeline: off +\ndedup shuffle only", m.get("dedup_floor_events_per_s"), "tab:olive"),
+        ("pipeline: off\n+ dedup shuffle", m.get("dedup_floor_events_per_s"), "tab:olive"),
         ("pipeline:\neffectively-once", m.get("pipeline_events_per_s"), "tab:blue"),
         ("cluster, 1 worker:\neffectively-once", m.get("cluster_workers_1_events_per_s"), "tab:cyan"),
         ("cluster, 2 workers:\neffectively-once", m.get("cluster_workers_2_events_per_s"), "tab:cyan"),
     ]
-    fig, ax = plt.subplots(figsize=(13, 4.8), dpi=100)
+    fig, ax = plt.subplots(figsize=(15, 4.8), dpi=100)
     values = [b[1] or 0 for b in bars]
     ax.bar([b[0] for b in bars], values, color=[b[2] for b in bars])
     for i, v in enumerate(values):

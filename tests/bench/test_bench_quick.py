@@ -39,10 +39,10 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     assert len(report["rebuild"]["sizes"]) == 3 and len(report["history"]["runs"]) == 2
     assert set(report["pipeline"]) == {"guarded", "unguarded", "dedup_floor", "raw_parse"}
     assert all(job["events"] > 0 for job in report["pipeline"].values())
-    # Spark's event logs, read back: the guarded job's batches run three stages (two states), the
-    # floor two (one shuffle into its state), the others one.
+    # Spark's event logs, read back: the guarded job's batches run four stages (two states, then the
+    # sessions' owners), the floor two (one shuffle into its state), the others one.
     stage_counts = {mode: {len(b["stages"]) for b in job["stages"]} for mode, job in report["pipeline"].items()}
-    assert stage_counts == {"guarded": {3}, "unguarded": {1}, "dedup_floor": {2}, "raw_parse": {1}}, stage_counts
+    assert stage_counts == {"guarded": {4}, "unguarded": {1}, "dedup_floor": {2}, "raw_parse": {1}}, stage_counts
     assert set(report["cluster"]["runs"]) == {"1", "2"} and metrics["cluster_tables_equal"] is True
     assert len(report["fixed_cost"]["bursts"]) == report["sizes"]["fixed_cost_bursts"]
     assert report["latency"]["events"] > 0 and report["latency"]["cdf"]
