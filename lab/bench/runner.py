@@ -186,7 +186,7 @@ class Bench:
         self.metrics["raw_parse_events_per_s"] = runs["raw_parse"]["events_per_s"]
         ratio = runs["guarded"]["events_per_s"] / runs["unguarded"]["events_per_s"]
         self.metrics["guarantee_overhead_ratio"] = round(ratio, 3)
-        # The ratio no guarded plan on Spark's state can pass on this machine (docs/hot-path.md).
+        # About the most guarantee_overhead_ratio can be for a plan on Spark's state (docs/hot-path.md).
         floor = runs["dedup_floor"]["events_per_s"]
         self.metrics["dedup_floor_events_per_s"] = floor
         self.metrics["dedup_floor_ratio"] = round(floor / runs["unguarded"]["events_per_s"], 3)
