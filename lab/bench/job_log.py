@@ -17,6 +17,7 @@ BATCH_LINE = re.compile(
     r"^\[(?P<query>[\w-]+)\] batch (?P<batch>\d+): (?P<records>\d+) records\b.*"
     r"\((?P<seconds>\d+(?:\.\d+)?) s: (?P<steps>[^()]*)\)\s*$"
 )
+SILVER_PART = re.compile(r"\bsilver \+(?P<silver>\d+)")
 SEED_LINE = re.compile(r"seed read into the engine state in (?P<seconds>\d+(?:\.\d+)?) s")
 READY_LINE = re.compile(r"\[streaming\] ready in (?P<seconds>\d+(?:\.\d+)?) s")
 
@@ -27,15 +28,17 @@ def _steps(text: str) -> dict[str, float]:
 
 
 def batches(text: str, query: str = "events") -> dict[int, dict]:
-    """batch id -> {records, seconds, steps} for each micro-batch line of `query` (the last one
-    wins if a batch was logged twice)."""
+    """batch id -> {records, silver, seconds, steps} for each micro-batch line of `query` (the last
+    one wins if a batch was logged twice; silver: the rows it added, None if the line has none)."""
     found = {}
     for line in text.splitlines():
         match = BATCH_LINE.match(line.strip())
         if match and match["query"] == query:
+            silver = SILVER_PART.search(line)
             found[int(match["batch"])] = {
                 "batch": int(match["batch"]),
                 "records": int(match["records"]),
+                "silver": int(silver["silver"]) if silver else None,
                 "seconds": float(match["seconds"]),
                 "steps": _steps(match["steps"]),
             }

@@ -39,6 +39,10 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     assert len(report["rebuild"]["sizes"]) == 3 and len(report["history"]["runs"]) == 2
     assert set(report["pipeline"]) == {"guarded", "unguarded", "dedup_floor", "raw_parse"}
     assert all(job["events"] > 0 for job in report["pipeline"].values())
+    # The floor keeps one copy of each event, as the guarded job does; the unguarded job every copy.
+    silver = {mode: sum(b["silver"] for b in job["batch_lines"]) for mode, job in report["pipeline"].items()
+              if mode != "raw_parse"}  # fmt: skip
+    assert silver["dedup_floor"] == silver["guarded"] < silver["unguarded"], silver
     # Spark's event logs, read back: the guarded job's batches run four stages (two states, then the
     # sessions' owners), the floor two (one shuffle into its state), the others one.
     stage_counts = {mode: {len(b["stages"]) for b in job["stages"]} for mode, job in report["pipeline"].items()}

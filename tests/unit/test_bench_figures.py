@@ -329,12 +329,15 @@ def test_the_jobs_batch_lines_are_read_with_their_steps():
     assert found[1] == {
         "batch": 1,
         "records": 1000,
+        "silver": 960,
         "seconds": 0.84,
         "steps": {"read": 0.51, "commit": 0.33},
     }
     assert found[2]["steps"]["postgres"] == 0.10
     assert [b["batch"] for b in busy_batches(JOB_LOG)] == [1, 2]
     assert batches(JOB_LOG, "unguarded")[1]["records"] == 500
+    assert batches(JOB_LOG, "unguarded")[1]["silver"] == 495
+    assert batches("[raw_parse] batch 3: 7 records (0.10 s: trigger 0.10)", "raw_parse")[3]["silver"] is None
     assert seed_seconds(JOB_LOG) == 4.5 and ready_seconds(JOB_LOG) == 12.3
     assert seed_seconds("nothing") is None
 
