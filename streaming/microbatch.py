@@ -2,18 +2,21 @@
 
     B rows -> bronze         (files written by the batch's tasks, appended by the driver)
     Q rows -> quarantine     (likewise)
-    E, EU  -> silver         (likewise; EU: an event that also brings a user tuple never counted)
-    E, EU  -> campaign_minute_metrics  (what the new events add to each minute: accumulate)
-    E, EU  -> user_sessions  (merged by the tasks that own the users: their files added, the
+    E rows -> silver         (likewise)
+    E rows -> campaign_minute_metrics  (what the new events and new user tuples add to each
+                                        minute: accumulate)
+    E rows -> user_sessions  (merged by the tasks that own the users: their files added, the
                               stored sessions they replace removed)
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
 cannot commit at all. The five commits are independent, so they run at once.
 
-One Spark job runs the whole batch: the reading, the engine state, the writing of the append
+One Spark job runs the whole batch: the reading, the engine states, the writing of the append
 tables' files, gold's arithmetic on each task's new rows (streaming/task_writes.py), and the
-sessions merged by the tasks that own their users (streaming/session_merge.py). The driver
+sessions merged by the tasks that own their users (streaming/session_merge.py). The writers run
+inside the query's plan, before the second state; the job's local property `task_writes.MARK`
+tells them the batch's commit version. The driver
 receives from the tasks the files' add actions, their metric sums (a row per metric key) and
 the keys of the stored sessions the batch replaces, never a record or a session. It adds the
 sums up and merges them into gold with the same functions the batch rebuild uses
@@ -111,7 +114,6 @@ class MicroBatch:
 
     def __post_init__(self) -> None:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
-        self.targets = task_writes.targets(self.settings, {name: t.schema() for name, t in self.tables.items()})
         self.records = 0  # Kafka records this instance has committed, for progress lines
         # What reached the driver's memory from the tasks (make bench's driver_bytes_per_input_byte)
         self.driver_bytes = {"collected": 0}
@@ -129,10 +131,10 @@ class MicroBatch:
         timer = StepTimer()
         txn = self.txn(batch_id)
         sessions = stored_sessions.pinned(self.tables[USER_SESSIONS.name])
-        try:  # one Spark job: reading, engine state, and the append tables' files
-            written = task_writes.write_in_tasks(
-                batch, self.settings, self.targets, txn.version, str(txn.version), sessions
-            )
+        # The writers in the plan stamp bronze with it (ingest batch) and name their files by it.
+        batch.sparkSession.sparkContext.setLocalProperty(task_writes.MARK, str(txn.version))
+        try:  # one Spark job: reading, engine states, the append tables' files, gold's parts
+            written = task_writes.finish_in_tasks(batch, self.settings, sessions, str(txn.version))
         except Exception as exc:
             if not poison.may_be_data(exc):
                 raise

@@ -1,23 +1,27 @@
-"""The streaming query's plan: Kafka records in, one row per thing to commit out.
+"""The streaming query's plan: Kafka records in, the rows one foreachBatch finishes out.
 
-Every micro-batch yields rows of four kinds (`_kind`), all from one read of Kafka:
+From one read of Kafka, state 1 keeps rows of three kinds (`_kind`):
 
 - B: every record as it came (bronze: the full log, duplicates and bad records included);
 - Q: a record the strict reading refused (quarantine, with its reason);
-- E: a valid event seen for the first time (silver; gold's metrics and sessions add it);
-- EU: an E row that also brings a (campaign, type, minute, user) never counted before (gold's
-  distinct users add one).
+- E: a valid event seen for the first time (silver; gold's metrics and sessions add it).
 
-The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once):
-1. every event id ever accepted (Spark's own deduplication): a copy of an event already seen is
-   dropped whatever its time or however late it is, and of the copies of a new event within one
-   micro-batch the lowest (partition, offset) wins, wherever producers put them. Bronze records each record's
+The tasks' writers then run in the plan itself (streaming/task_writes.py `plan_writer`): each
+writes its rows' files and returns one packed row (the files' add actions, its metric sums and
+its sessions as intervals) and one narrow row per user tuple its events hold. State 2 lets the
+packed rows through and keeps only the tuples never counted, which the batch's job counts as
+distinct users (`finish_in_tasks`).
+
+The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once), both Spark's
+own streaming deduplication, each partition sorted into arrival order in front of it:
+1. every event id ever accepted: a copy of an event already seen is dropped whatever its time
+   or however late it is, and of the copies of a new event within one micro-batch the lowest
+   (partition, offset) wins, wherever producers put them. Bronze records each record's
    micro-batch, and the batch rebuild keeps the same copy: the lowest (ingest batch, topic,
-   partition, offset) (eo/core/transforms/dedup.py).
-2. every (campaign, type, minute, user) ever counted: the event rows are grouped by their tuple,
-   every row goes on, and the first row of a tuple the state does not hold becomes EU (a Java
-   operator, jvm/reader NewTuple). Only new tuples are written; Q rows pass, keyed by their own
-   coordinates, and are never stored.
+   partition, offset) (eo/core/transforms/dedup.py). A refused record is keyed by its own
+   coordinates.
+2. every (campaign, type, minute, user) ever counted, and one key per writing task and batch
+   (its packed row's, new by construction).
 
 After a reset (`python -m ops.reset`), the states are rebuilt from the seed table (the rebuilt silver's ids and
 tuples, ops/reset.py): seed rows enter both states and are then dropped, so nothing is
@@ -35,17 +39,17 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
-from eo.core.transforms.dedup import check_streaming_plan, first_copy_state, new_tuple_state
+from eo.core.transforms.dedup import check_streaming_plan, first_copy_state
 from eo.core.transforms.metrics import window_start_column
 from eo.core.transforms.parse import Catalogue
 from eo.runtime.config import Settings
+from eo.runtime.environment import environment
 from eo.runtime.kafka_admin import spark_kafka_options
 from eo.runtime.reading import catalogue, classify_records
-from streaming import poison
+from streaming import poison, task_writes
+from streaming.task_writes import TUPLE_COLUMNS
 
-KINDS = ("B", "Q", "E", "EU")
 FETCH_MAX_WAIT_MS = 10
-USER_TUPLE = ["campaign_id", "event_type", "window_start", "user_id"]
 
 
 @dataclass(frozen=True)
@@ -126,14 +130,6 @@ def first_key() -> Column:
     return F.when(_valid(), F.concat(F.lit("E|"), F.col("event_id"))).otherwise(F.concat(F.lit("Q|"), _coordinates()))
 
 
-def _tuple_key() -> Column:
-    """State 2's key: the user tuple of an event row; a Q row keeps its unique first key."""
-    user_tuple = F.concat_ws(
-        "|", F.lit("U"), "campaign_id", "event_type", F.col("window_start").cast("string"), "user_id"
-    )
-    return F.when(F.col("_kind") == "E", user_tuple).otherwise(F.col("_first"))
-
-
 def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
     """Seed rows in the shape of valid readings (no coordinates, no reason), flagged."""
     present = set(seed.columns)
@@ -163,13 +159,14 @@ def _slim(rows: DataFrame) -> DataFrame:
     return rows.select(*(F.col(c) if c in INTERNAL else kept(c) for c in rows.columns))
 
 
-def marked(
+def first_copies(
     records: DataFrame, read: DataFrame, seed: DataFrame | None = None, history: DataFrame | None = None
 ) -> DataFrame:
-    """The B rows of `records` and the Q, E and EU rows of their reading `read` (see the module).
+    """The B rows of `records` and the Q and E rows of their reading `read` that state 1 keeps (see
+    the module), in OUTPUT's shape, with `_seed`: a seed row, which the writers do not write.
 
     `history` (a static frame of the seed, only while the seed is being read): what the seed
-    holds is not new, whichever row the states meet first."""
+    holds is not new, whichever row the state meets first."""
     readings = read.withColumn("_seed", F.lit(False))
     if history is not None:
         readings = readings.join(history.select("event_id").distinct(), on="event_id", how="left_anti")
@@ -178,18 +175,40 @@ def marked(
     readings = readings.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q")))
     first = first_copy_state(_slim(readings.withColumn("_first", first_key())), "_first", "_seed")
     # What derives from a row's own fields is added after the first state, not carried through it.
-    rows = first.withColumn("window_start", F.when(F.col("_kind") == "E", window_start_column()))
-    if history is None:
-        rows = rows.withColumn("_counted", F.lit(False))
-    else:  # a live row whose tuple the seed holds must not count its user again
-        counted = history.select(*_user_tuple()).distinct().withColumn("_counted", F.lit(True))
-        rows = rows.join(counted, on=USER_TUPLE, how="left")
-    new = new_tuple_state(rows.withColumn("_key", _tuple_key()), "_key", "_seed", "_counted")
-    new = new.where(~F.col("_seed")).drop("_first", "_key", "_seed", "_counted")
-    new = new.withColumn("event_date", F.to_date("event_time"))
-    # Bronze's ingest batch is known only at the commit (streaming/microbatch.py): null here.
+    first = first.withColumn("window_start", F.when(F.col("_kind") == "E", window_start_column()))
+    first = first.withColumn("event_date", F.to_date("event_time"))
+    # Bronze's ingest batch is known only when the batch runs (streaming/task_writes.py MARK).
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
-    return aligned(bronze).unionByName(aligned(new))
+    return aligned(bronze).withColumn("_seed", F.lit(False)).unionByName(aligned(first, "_seed"))
+
+
+def new_tuples(written: DataFrame, history: DataFrame | None = None) -> DataFrame:
+    """State 2 over the writers' rows (streaming/task_writes.py WRITTEN): each task's packed row
+    passes (its `_key` is new by construction, its tuple columns null), and of the user tuples
+    (`_key` null) only those never counted, once each. Seed tuples enter the state first and are
+    then dropped; while the seed is being read, a live tuple that `history` holds is stored and
+    dropped too (`_counted`)."""
+    if history is None:
+        tuples = written.withColumn("_counted", F.lit(False))
+    else:
+        held = history.select(*_user_tuple()).select(
+            "campaign_id", "event_type", F.unix_micros("window_start").alias("_minute"), "user_id"
+        )
+        counted = held.distinct().withColumn("_counted", F.lit(True))
+        tuples = written.join(counted, on=["campaign_id", "event_type", "_minute", "user_id"], how="left")
+    # One struct key: Spark's dropDuplicates orders several key columns its own way, and a
+    # repartition in another order costs one more shuffle.
+    key = F.struct("_key", *TUPLE_COLUMNS).alias("_tuple")
+    keyed = tuples.select(key, "_out", "_seed", "_counted", *_no_place())
+    new = first_copy_state(keyed, "_tuple", "_seed")
+    new = new.where(~F.col("_seed") & ~F.coalesce(F.col("_counted"), F.lit(False)))
+    return new.select("_out", *(F.col(f"_tuple.{name}").alias(name) for name in TUPLE_COLUMNS))
+
+
+def _no_place() -> list[Column]:
+    """Which copy of a new tuple passes does not matter (they are alike): the arrival order that
+    state 2 shares with state 1 only has to put the seed's first."""
+    return [F.lit(0).alias("kafka_partition"), F.lit(0).cast("bigint").alias("kafka_offset")]
 
 
 UNSUPPORTED_OPERATION_CHECK = "spark.sql.streaming.unsupportedOperationCheck"
@@ -234,9 +253,10 @@ OUTPUT = (
 )
 
 
-def aligned(frame: DataFrame) -> DataFrame:
+def aligned(frame: DataFrame, *extra: str) -> DataFrame:
     present = set(frame.columns)
-    return frame.select(*(F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT))
+    columns = [F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in OUTPUT]
+    return frame.select(*columns, *extra)
 
 
 def events_plan(
@@ -244,16 +264,26 @@ def events_plan(
     settings: Settings,
     records: DataFrame,
     seeding: bool = False,
-    rehearsal: bool = False,
+    rehearsal_files: str | None = None,
     inputs: PlanInputs | None = None,
 ) -> DataFrame:
-    """The whole query: records (from Kafka) and the seed -> B, Q, E and EU rows for one foreachBatch.
+    """The whole query: records (from Kafka) and the seed -> the rows one foreachBatch finishes
+    (streaming/task_writes.py `finish_in_tasks`): each writing task's packed row, and the user
+    tuples never counted.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
     `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
-    `rehearsal`: a dry run of the plan (streaming/standby.py rehearse) reads none of the seed.
+    `rehearsal_files`: a dry run of the plan (streaming/standby.py rehearse): it reads none of the
+    seed, and its tasks write their files under this folder, with no batch mark.
     `inputs`: the poison list and the catalogue the plan rests on (read now when not given)."""
     inputs = inputs or PlanInputs.now(settings)
     read = classify_records(spark, settings, records, inputs.poison, inputs.catalogue)
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
-    return marked(records, read, seed_records(spark, settings, newest_only=rehearsal), history)
+    seed = seed_records(spark, settings, newest_only=rehearsal_files is not None)
+    accepted = first_copies(records, read, seed, history)
+    schemas = {t.name: environment(settings).table(t.name).schema() for t in task_writes.KIND_TABLES.values()}
+    goals = task_writes.targets(settings, schemas, root=rehearsal_files)
+    # As many sessions' owners as the job's shuffle partitions (task_writes.finish_in_tasks).
+    owners = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    writer = task_writes.plan_writer(settings, goals, owners, rehearsal=rehearsal_files is not None)
+    return new_tuples(accepted.mapInArrow(writer, task_writes.WRITTEN_DDL), history)

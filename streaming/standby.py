@@ -103,21 +103,20 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     # Beside the seed, in the lake: where the tasks' filesystem reaches in every environment.
     files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
     lake_files = environment(settings).lake_files
-    schemas = {t.name: environment(settings).table(t.name).schema() for t in task_writes.KIND_TABLES.values()}
-    goals = task_writes.targets(settings, schemas, root=files)
+    goals = [f"{files}/{table.name}" for table in task_writes.KIND_TABLES.values()]
     sessions = stored_sessions.pinned(environment(settings).table(USER_SESSIONS.name))
     merged_into = f"{files}/{USER_SESSIONS.name}"
     for folder in (scratch, files):
         lake_files.delete_tree(folder)
-    for folder in (*(goal.uri for goal in goals.values()), merged_into):  # a scratch folder has none
+    for folder in (*goals, merged_into):  # a scratch folder has none
         lake_files.make_folder(folder)
     written: list[task_writes.Written] = []
     try:
         records = kafka_records(spark, settings, Source(starting_offsets=json.dumps(start)))
-        plan = events_plan(spark, settings, records, rehearsal=True)
+        plan = events_plan(spark, settings, records, rehearsal_files=files)
         writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(
             lambda rows, _batch: written.append(
-                task_writes.write_in_tasks(rows, settings, goals, None, "rehearsal", sessions, merged_into)
+                task_writes.finish_in_tasks(rows, settings, sessions, "rehearsal", merged_into)
             )
         )
         start_checked(writer.option("checkpointLocation", scratch).trigger(availableNow=True), plan).awaitTermination()

@@ -89,7 +89,7 @@ class UnguardedBatch:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         timer = StepTimer()
-        written = task_writes.write_in_tasks(batch, self.settings, self.targets, None, f"u{batch_id}")
+        written = task_writes.write_in_tasks(batch, self.settings, self.targets, f"u{batch_id}")
         timer.lap("read+write")
         work = {
             **{name: (lambda name=name: self.append_files(name, written.actions[name])) for name in written.actions},

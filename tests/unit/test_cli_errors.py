@@ -87,24 +87,17 @@ def _hashed_key(rows):
     return rows.withColumn("_key", F.unhex(F.md5("_key"))).dropDuplicates(["_key"])
 
 
-def _user_tuple_operator(rows):
+def _another_operator(rows):
     from pyspark.sql import functions as F
 
-    from eo.core.transforms.dedup import new_tuple_state
-
-    place = [
-        F.lit("t").alias("kafka_topic"),
-        F.lit(0).alias("kafka_partition"),
-        F.lit(0).cast("bigint").alias("kafka_offset"),
-    ]
-    flags = [F.lit(False).alias("_seed"), F.lit(False).alias("_counted")]
-    return new_tuple_state(rows.select(F.lit("E").alias("_kind"), "_key", *place, *flags), "_key", "_seed", "_counted")
+    timed = rows.withColumn("_at", F.current_timestamp()).withWatermark("_at", "1 minute")
+    return timed.dropDuplicatesWithinWatermark(["_key"])
 
 
-@pytest.mark.parametrize("changed", [_hashed_key, _user_tuple_operator], ids=["hashed key", "another operator"])
+@pytest.mark.parametrize("changed", [_hashed_key, _another_operator], ids=["hashed key", "another operator"])
 def test_a_checkpoint_whose_state_another_release_wrote_says_to_reset(spark, tmp_path, changed):
-    """A release that changes a state (its key as a 16-byte hash, tried in docs/hot-path.md; the
-    user-tuple state's dropDuplicates replaced by jvm/reader NewTuple) cannot resume the old
+    """A release that changes a state (its key as a 16-byte hash, tried in docs/hot-path.md; its
+    operator replaced, as the Java operators FirstCopy and NewTuple were) cannot resume the old
     checkpoint: the job says what to do instead of Spark's trace (docs/operations.md, upgrading)."""
     from pyspark.sql import functions as F
 

@@ -1,6 +1,7 @@
-"""Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events, the
-EU rows among them counting their user tuples (streaming/task_writes.py `gold_parts`), the driver
-adds up the tasks' metric rows, and the tasks' sessions reach their users' owners whole."""
+"""Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events
+(streaming/task_writes.py `gold_parts`), distinct users counted from the user tuples the second
+state lets through (`user_tuple_rows`, `opened`) or, in the lab's unguarded job, from EU rows; the
+driver adds up the tasks' metric rows, and the tasks' sessions reach their users' owners whole."""
 
 import datetime as dt
 import random
@@ -20,7 +21,7 @@ from eo.core.transforms.sessions import (
 )
 from streaming.parts import PARTS, packed, part_sizes, unpacked
 from streaming.session_merge import user_partition
-from streaming.task_writes import gold_parts
+from streaming.task_writes import NO_TUPLES, gold_parts, opened, user_tuple_rows
 
 pytestmark = pytest.mark.unit
 
@@ -84,6 +85,61 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
     assert rows(metrics) == rows(minute_metrics(events, users))
     sessions, _ = merged_with(USER_SESSIONS_SCHEMA.empty_table(), intervals)
     assert rows(sessions) == rows(sessionize(as_intervals(events)))
+
+
+def second_state(tuple_rows: pa.Table, counted: set[tuple]) -> pa.Table:
+    """What the stream's second state lets through of the writers' tuple rows: each tuple once,
+    and none that it held before (`counted`) or that a seed row brings."""
+    seen, kept = set(counted), []
+    rows = tuple_rows.to_pylist()
+    for row in sorted(rows, key=lambda r: not r["_seed"]):  # the seed's rows first
+        key = (row["campaign_id"], row["event_type"], row["_minute"], row["user_id"])
+        if key not in seen and not row["_seed"]:
+            kept.append(row)
+        seen.add(key)
+    return pa.Table.from_pylist(kept, tuple_rows.schema)
+
+
+def tuple_keys(tuples: pa.Table) -> list[tuple]:
+    """(campaign, type, minute in microseconds, user) of `user_tuples` rows."""
+    minutes = tuples["window_start"].cast(UTC).cast(pa.int64()).to_pylist()
+    return list(
+        zip(
+            tuples["campaign_id"].to_pylist(),
+            tuples["event_type"].to_pylist(),
+            minutes,
+            tuples["user_id"].to_pylist(),
+            strict=True,
+        )
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_distinct_users_from_the_new_tuples_add_up_to_the_batch(seed):
+    """The stream's writers count no user (`NO_TUPLES`); each returns its tuples, a tuple often in
+    several tasks, some held by the seed or by earlier batches. Counted once each after the second
+    state, in any task (`opened`), distinct users add up to those of the batch's live events whose
+    tuples were new."""
+    rng = random.Random(seed)
+    events = random_events(rng, 500)
+    from_seed = pa.array([rng.random() < 0.1 for _ in range(events.num_rows)])
+    rows = events.append_column("_kind", pa.array(["E"] * events.num_rows)).append_column("_seed", from_seed)
+    live = rows.filter(pc.invert(from_seed))
+    counted = {key for key in tuple_keys(user_tuples(events)) if rng.random() < 0.2}  # earlier batches'
+    tasks = spread(rng, rows, rng.randint(1, 6))
+    parts = [t for task in tasks for t in gold_parts(task.filter(pc.invert(task["_seed"])), counted=NO_TUPLES)]
+    new = second_state(pa.concat_tables([user_tuple_rows(task) for task in tasks]), counted)
+    parts += [pa.Table.from_batches(list(opened(iter(p.to_batches())))) for p in spread(rng, new, 3) if p.num_rows]
+    metrics = added_up(unpacked(pa.concat_tables(parts), "M"))
+
+    seeded = set(tuple_keys(user_tuples(rows.filter(from_seed))))
+    live_tuples = user_tuples(live)
+    is_new = pa.array([key not in counted | seeded for key in tuple_keys(live_tuples)], pa.bool_())
+    assert _sorted(metrics) == _sorted(minute_metrics(live, live_tuples.filter(is_new)))
+
+
+def _sorted(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda r: tuple(str(v) for v in r.values()))
 
 
 @pytest.mark.parametrize("owners", [1, 2, 3, 8])

@@ -50,12 +50,3 @@ def check_streaming_plan(plan: DataFrame) -> None:
     """Spark's checks of a streaming plan (an AnalysisException if it cannot run), but for the sort
     of `first_copy_state` (jvm/reader ArrivalOrder)."""
     plan.sparkSession._jvm.io.effectivelyonce.reader.ArrivalOrder.check(plan._jdf)
-
-
-def new_tuple_state(rows: DataFrame, key: str, seed: str, counted: str) -> DataFrame:
-    """Every row of `rows`; of the event rows (kind E) grouped by `key`, the first whose key was
-    never seen becomes EU (a Java operator with RocksDB state, jvm/reader NewTuple). `seed` and
-    `counted` (boolean columns): the key is counted already; store it, mark nothing."""
-    spark = rows.sparkSession
-    operator = spark._jvm.io.effectivelyonce.reader.NewTuple  # a Java operator: no Python API
-    return DataFrame(operator.apply(rows._jdf, key, seed, counted), spark)
