@@ -103,7 +103,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     # Beside the seed, in the lake: where the tasks' filesystem reaches in every environment.
     files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
     lake_files = environment(settings).lake_files
-    goals = [f"{files}/{table.name}" for table in task_writes.KIND_TABLES.values()]
+    goals = [task_writes.table_uri(settings, table.name, files) for table in task_writes.KIND_TABLES.values()]
     sessions = stored_sessions.pinned(environment(settings).table(USER_SESSIONS.name))
     merged_into = f"{files}/{USER_SESSIONS.name}"
     for folder in (scratch, files):

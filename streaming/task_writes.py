@@ -88,8 +88,12 @@ class Written:
 
 def targets(settings: Settings, schemas: dict[str, pa.Schema], root: str | None = None) -> dict[str, Target]:
     """The append tables' files in the lake, or under `root` (a rehearsal's scratch folder)."""
-    uri = (lambda name: f"{root}/{name}") if root else settings.table_path
-    return {kind: Target(t, uri(t.name), schemas[t.name]) for kind, t in KIND_TABLES.items()}
+    return {kind: Target(t, table_uri(settings, t.name, root), schemas[t.name]) for kind, t in KIND_TABLES.items()}
+
+
+def table_uri(settings: Settings, name: str, root: str | None = None) -> str:
+    """Where an append table's files go: the lake, or a folder under `root` (a rehearsal's)."""
+    return f"{root}/{name}" if root else settings.table_path(name)
 
 
 def _files(settings: Settings, goals: dict[str, Target], parts: dict[str, pa.Table], mark: int | None, tag: str):
