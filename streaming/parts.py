@@ -122,12 +122,12 @@ def part_sizes(out: pa.Table) -> dict[str, int]:
     return sizes
 
 
-def rows_of(table: pa.Table) -> pa.Table:
-    """`table`'s columns in OUT's shape, the others null."""
+def rows_of(table: pa.Table, schema: pa.Schema = OUT) -> pa.Table:
+    """`table`'s columns in `schema`'s shape (OUT's by default), the others null."""
     columns = [
-        table[f.name].cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type) for f in OUT
+        table[f.name].cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type) for f in schema
     ]
-    return pa.Table.from_arrays(columns, schema=OUT)
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def file_rows(actions: list[dict], table: str) -> pa.Table:

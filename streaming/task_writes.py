@@ -32,7 +32,18 @@ from eo.core.transforms.metrics import METRIC_KEY, added_up, minute_metrics, win
 from eo.core.transforms.sessions import TIME, as_intervals, sessionize, sessions_as_intervals
 from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
-from streaming.parts import METRIC_PART, OUT, OUT_DDL, SPARK_TYPES, file_rows, is_part, packed, part_sizes, unpacked
+from streaming.parts import (
+    METRIC_PART,
+    OUT,
+    OUT_DDL,
+    SPARK_TYPES,
+    file_rows,
+    is_part,
+    packed,
+    part_sizes,
+    rows_of,
+    unpacked,
+)
 from streaming.session_merge import by_owner, session_merger
 from streaming.stored_sessions import SessionsAt
 
@@ -122,6 +133,19 @@ def _by_kind(rows: pa.Table) -> dict[str, pa.Table]:
     return {code: rows.filter(pc.is_in(kind, value_set=pa.array(kinds))) for code, kinds in ROW_KINDS.items()}
 
 
+def _received(batches: Iterator[pa.RecordBatch]):
+    """A task's rows as one table, with its TaskContext; None for a task that received none."""
+    from pyspark import TaskContext
+
+    received = list(batches)
+    return (pa.Table.from_batches(received), TaskContext.get()) if received else None
+
+
+def _tag(label: str, context) -> str:
+    """How a task attempt's files start: the label, the task's partition and its attempt."""
+    return f"{label}-{context.partitionId():05d}-{context.taskAttemptId()}"
+
+
 def task_writer(
     settings: Settings, goals: dict[str, Target], mark: int | None, label: str
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -129,15 +153,12 @@ def task_writer(
     returns them with its gold, in OUT's shape (DataFrame.mapInArrow). `label` starts file names."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        received = list(batches)
-        if not received:
+        received = _received(batches)
+        if received is None:
             return
-        rows = pa.Table.from_batches(received)
-        context = TaskContext.get()
+        rows, context = received
         parts = _by_kind(rows)
-        out = _files(settings, goals, parts, mark, f"{label}-{context.partitionId():05d}-{context.taskAttemptId()}")
+        out = _files(settings, goals, parts, mark, _tag(label, context))
         out += gold_parts(parts["E"])
         for table in out:
             yield from table.to_batches()
@@ -153,18 +174,14 @@ def plan_writer(
     `owners`: how many tasks merge the sessions. `rehearsal`: a dry run, which has no batch mark."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        received = list(batches)
-        if not received:
+        received = _received(batches)
+        if received is None:
             return
-        rows = pa.Table.from_batches(received)
-        context = TaskContext.get()
+        rows, context = received
         mark, label = _mark(context, rehearsal)
         seed = pc.fill_null(rows["_seed"], False)
         parts = _by_kind(rows.filter(pc.invert(seed)))
-        tag = f"{label}-{context.partitionId():05d}-{context.taskAttemptId()}"
-        out = _files(settings, goals, parts, mark, tag)
+        out = _files(settings, goals, parts, mark, _tag(label, context))
         out += gold_parts(parts["E"], owners, counted=NO_TUPLES)
         if out:
             yield _packed_out(f"O|{label}|{context.partitionId()}", pa.concat_tables(out))
@@ -189,7 +206,7 @@ def _packed_out(key: str, out: pa.Table) -> pa.RecordBatch:
     with pa.ipc.new_stream(sink, OUT) as stream:
         stream.write_table(out)
     row = pa.table({"_key": [key], "_out": [sink.getvalue().to_pybytes()], "_seed": [False]})
-    return _conformed(row).to_batches()[0]
+    return rows_of(row, WRITTEN).to_batches()[0]
 
 
 def user_tuple_rows(events: pa.Table) -> pa.Table:
@@ -204,15 +221,7 @@ def user_tuple_rows(events: pa.Table) -> pa.Table:
         }
     )
     found = keyed.group_by(list(TUPLE_COLUMNS)).aggregate([("_seed", "any")]).rename_columns([*TUPLE_COLUMNS, "_seed"])
-    return _conformed(found)
-
-
-def _conformed(table: pa.Table) -> pa.Table:
-    columns = [
-        table[f.name].cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
-        for f in WRITTEN
-    ]
-    return pa.Table.from_arrays(columns, schema=WRITTEN)
+    return rows_of(found, WRITTEN)
 
 
 # No user tuple: the plan's writers count distinct users after the second state, not before.
