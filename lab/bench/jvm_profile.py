@@ -33,7 +33,9 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("rows to Java objects and back", r"SafeProjection|createExternalRow|deserializeRowToObject|serializefromobject"),
     (
         "the state operators' own code",
-        r"FlatMapGroupsWithState|GroupedIterator|GroupStateImpl|effectivelyonce\.reader\.(FirstCopy|NewTuple|Coordinates)",
+        # FirstCopy and NewTuple (Java, both gone since 2026-11-28): recordings made before it.
+        r"StreamingDeduplicate|FlatMapGroupsWithState|GroupedIterator|GroupStateImpl"
+        r"|effectivelyonce\.reader\.(FirstCopy|NewTuple|Coordinates)",
     ),
     ("strict reading (JSON)", r"effectivelyonce\.reader|jackson"),
     ("Kafka consumer", r"\.kafka"),
