@@ -73,6 +73,8 @@ def measure_fixed_cost(live: LiveJob, bursts: int, pause: float, log=print) -> d
         "burst_events": BURST,
         "pause_s": pause,
         "bursts": figures,
+        # a burst the query began to plan before all of it was in the log: two batches' time
+        "split_bursts": sum(len(f["batches"]) > 1 for f in figures),
         **median_and_spread([f["seconds"] for f in figures]),
         "job_batch_seconds": median_and_spread(job_seconds),
     }

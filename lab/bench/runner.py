@@ -310,7 +310,10 @@ class Bench:
             fixed_cost_1k_p90_s=figures["p90_s"],
             fixed_cost_job_batch_s=figures["job_batch_seconds"]["median_s"],
         )
-        self.log(f"   median {figures['median_s']} s (min {figures['min_s']}, max {figures['max_s']})")
+        self.log(
+            f"   median {figures['median_s']} s (min {figures['min_s']}, max {figures['max_s']}); "
+            f"{figures['split_bursts']} of {len(figures['bursts'])} bursts read as two batches"
+        )
 
     def continuous(self) -> None:
         from lab.bench.latency import search_sustained_rate

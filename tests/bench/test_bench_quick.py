@@ -48,7 +48,9 @@ def test_quick_bench_writes_a_complete_report(tmp_path):
     stage_counts = {mode: {len(b["stages"]) for b in job["stages"]} for mode, job in report["pipeline"].items()}
     assert stage_counts == {"guarded": {4}, "unguarded": {1}, "dedup_floor": {2}, "raw_parse": {1}}, stage_counts
     assert set(report["cluster"]["runs"]) == {"1", "2"} and metrics["cluster_tables_equal"] is True
-    assert len(report["fixed_cost"]["bursts"]) == report["sizes"]["fixed_cost_bursts"]
+    fixed = report["fixed_cost"]
+    assert len(fixed["bursts"]) == report["sizes"]["fixed_cost_bursts"]
+    assert 0 <= fixed["split_bursts"] <= len(fixed["bursts"])
     assert report["latency"]["events"] > 0 and report["latency"]["cdf"]
     assert report["sustained"]["steps"] and {"cold", "standby"} <= set(report["recovery"])
     assert [row["metric"] for row in report["targets"]] == [name for name, *_ in TARGETS]
