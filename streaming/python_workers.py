@@ -1,5 +1,5 @@
 """The Python workers of the tasks' writers (`mapInArrow`, streaming/task_writes.py), kept from
-idling out while a standby waits.
+idling out while a standby waits, and while the running job has no data.
 
 Spark starts a Python worker when a task first needs one (a daemon process, then a worker forked
 for each concurrent task, which imports what the task's function needs), and ends a worker that
@@ -12,15 +12,22 @@ A cold start pays it too (first tasks 1.3-1.7 s). Starting the workers on a thre
 driver prepared cut its first batch from 7.4-7.8 s to 5.6 s, but the start-up before it grew by
 as much on 2 cores (the kill to the first commit: 18.2 and 18.4 s before, 18.0 and 18.6 s with it),
 so it was left out.
+
+The running job idles too: the first batch after a lull of more than a minute paid the same
+(make bench, recovery: after the standby's 75 s wait, that batch's first two writer tasks ran
+0.9 and 1.1 s, 40 ms of it on the CPU; 0.1-0.2 s otherwise). `QuietWatch` tells when it is quiet.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pyarrow as pa
 
 PID = pa.schema([("pid", pa.int64())])
+# Spark ends a Python worker idle for a minute: a tiny job this often uses them again.
+KEEP_WARM_SECONDS = 30.0
 
 
 def _worker_pid(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -38,3 +45,33 @@ def use_workers(spark) -> set[int]:
     hands out idle workers first, so the ones started before are used again (and stay)."""
     cores = spark.sparkContext.defaultParallelism
     return {row.pid for row in spark.range(0, cores, 1, cores).mapInArrow(_worker_pid, "pid long").collect()}
+
+
+def keep_warm(spark, who: str) -> None:
+    """`use_workers`, as the optimisation it is: a failure is reported, never raised."""
+    try:
+        use_workers(spark)
+    except Exception as exc:  # noqa: BLE001 - must not end the job that waits
+        print(f"[{who}] keeping the Python workers warm failed ({type(exc).__name__}); going on", flush=True)
+
+
+class QuietWatch:
+    """When a running query has been quiet (no batch started, none running) for `every` seconds.
+
+    `seen(batch_id, running)` is fed the query's last progress and status now and then; it answers
+    True once per quiet stretch of `every` seconds, and starts counting again after that."""
+
+    def __init__(self, every: float = KEEP_WARM_SECONDS, clock=time.monotonic) -> None:
+        self.every, self.clock = every, clock
+        self.last_batch: int | None = None
+        self.since = clock()
+
+    def seen(self, batch_id: int | None, running: bool) -> bool:
+        now = self.clock()
+        if running or batch_id != self.last_batch:
+            self.last_batch, self.since = batch_id, now
+            return False
+        if now - self.since >= self.every:
+            self.since = now
+            return True
+        return False

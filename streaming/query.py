@@ -14,7 +14,7 @@ from eo.core.tables import BRONZE
 from eo.runtime import lake
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
-from streaming import engine_report
+from streaming import engine_report, python_workers
 from streaming.microbatch import MicroBatch, reads_again
 from streaming.plan import PlanInputs, Source, events_plan, kafka_records, start_checked
 
@@ -126,6 +126,16 @@ def _await(query, batch: MicroBatch, started: float, every: float = 10.0) -> lis
         )
 
 
+def _serve(spark, query, every: float = python_workers.KEEP_WARM_SECONDS) -> None:
+    """Wait for a continuous query; while it has no data, keep its tasks' Python workers from
+    timing out (streaming/python_workers.py), so the first batch after a lull does not start them."""
+    quiet = python_workers.QuietWatch(every)
+    while not query.awaitTermination(every / 6):
+        progress = query.lastProgress
+        if quiet.seen(progress["batchId"] if progress else None, query.status["isTriggerActive"]):
+            python_workers.keep_warm(spark, "streaming")
+
+
 def run_query(
     spark,
     settings: Settings,
@@ -159,7 +169,7 @@ def run_query(
                 write_catch_up(settings, stats)
                 print(f"[streaming] caught up in {seconds:.1f} s: {batch.records:,} records", flush=True)
             else:
-                query.awaitTermination()
+                _serve(spark, query)
             return 0
         except Exception as exc:
             if not reads_again(exc):

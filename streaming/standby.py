@@ -39,9 +39,7 @@ T = TypeVar("T")
 YIELD_SECONDS = 1.0
 # How often a waiting standby looks at the lock.
 POLL_SECONDS = 0.1
-# Spark ends a Python worker idle for a minute (streaming/python_workers.py): a tiny job this often
-# uses the rehearsal's workers again while the standby waits.
-KEEP_WARM_SECONDS = 30.0
+KEEP_WARM_SECONDS = python_workers.KEEP_WARM_SECONDS  # the rehearsal's workers used again this often
 
 
 def wait_for_turn(
@@ -85,6 +83,7 @@ class Rehearsed:
     """What a rehearsal did, none of which is left."""
 
     records: int  # Kafka records read
+    replayed: int  # of those, read again by the replay of its last batch
     files: int  # files its tasks wrote, then removed
     merged: int  # of those, the sessions' owners' files
     replaced: int  # stored sessions the owners found and merged with
@@ -96,9 +95,16 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
     a cold JVM cost ~4 s more than a warm one). The sessions' owners run too: they read the real
     user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
-    sessions into the scratch folder. Nothing reaches the lake, and nothing is committed."""
+    sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
+
+    It reads in two batches, then replays the second from the scratch checkpoint in a new run, as a
+    takeover replays the batch the dead instance was in: the engine states load from the snapshots
+    and change logs written. A takeover's first loads of state 1 took 0.7-1.1 s for its first two
+    stores and 0.2-0.3 s for the other two without it, 0.5-0.7 s and 0.1 s with it (make bench,
+    recovery, docs/hot-path.md "Recovery")."""
     ends = end_offsets(settings)
     start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
+    total = sum(end - offset for end, offset in zip(ends.values(), start[settings.topic].values(), strict=True))
     scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
     # Beside the seed, in the lake: where the tasks' filesystem reaches in every environment.
     files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
@@ -111,15 +117,25 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     for folder in (*goals, merged_into):  # a scratch folder has none
         lake_files.make_folder(folder)
     written: list[task_writes.Written] = []
-    try:
-        records = kafka_records(spark, settings, Source(starting_offsets=json.dumps(start)))
+    source = Source(starting_offsets=json.dumps(start), max_offsets_per_trigger=max(1, total // 2))
+
+    def run(**trigger) -> None:
+        records = kafka_records(spark, settings, source)
         plan = events_plan(spark, settings, records, rehearsal_files=files)
         writer = plan.writeStream.queryName(f"{QUERY}-rehearsal").foreachBatch(
             lambda rows, _batch: written.append(
                 task_writes.finish_in_tasks(rows, settings, sessions, "rehearsal", merged_into)
             )
         )
-        start_checked(writer.option("checkpointLocation", scratch).trigger(availableNow=True), plan).awaitTermination()
+        start_checked(writer.option("checkpointLocation", scratch).trigger(**trigger), plan).awaitTermination()
+
+    try:
+        run(availableNow=True)
+        first = len(written)
+        if first > 1:  # the last batch once more, by a new run whose stores load it
+            close_state_stores()
+            _forget_commit(lake_files, scratch, len(written) - 1)
+            run(once=True)  # the uncommitted batch only, not what the topic got since
     finally:
         # Its stores are still open, and their maintenance would upload a snapshot into the scratch
         # checkpoint after it is removed (a RocksDB error and stack trace in the standby's log).
@@ -129,10 +145,19 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     merged = sum(len(w.sessions) for w in written)
     return Rehearsed(
         records=sum(w.rows[BRONZE.name] for w in written),
+        replayed=sum(w.rows[BRONZE.name] for w in written[first:]),
         files=sum(len(actions) for w in written for actions in w.actions.values()) + merged,
         merged=merged,
         replaced=sum(w.replaced.num_rows for w in written),
     )
+
+
+def _forget_commit(lake_files, checkpoint: str, batch: int) -> None:
+    """A checkpoint whose `batch` was planned and never committed (with its checksum file, if any)."""
+    commits = f"{checkpoint.rstrip('/')}/commits"
+    for name in lake_files.names(commits):
+        if name in (str(batch), f".{batch}.crc"):
+            lake_files.delete_file(f"{commits}/{name}")
 
 
 def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T | None]) -> T | None:
@@ -143,18 +168,16 @@ def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T |
     planned = plan()
     planning = "the query planned" if planned is not None else "no plan yet"
     print(
-        f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {rehearsed.records:,} records; its "
-        f"tasks wrote {rehearsed.files} files, removed since, {rehearsed.merged} of them sessions merged with "
+        f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {rehearsed.records:,} records, "
+        f"{rehearsed.replayed:,} of them replayed as by a takeover; its tasks wrote {rehearsed.files} files, "
+        f"removed since, {rehearsed.merged} of them sessions merged with "
         f"{rehearsed.replaced} stored ones; {planning}); waiting for the active instance to exit, its Python "
         f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )
 
-    def keep_warm() -> None:  # an optimisation: a failure must not end the standby
-        try:
-            python_workers.use_workers(spark)
-        except Exception as exc:  # noqa: BLE001
-            print(f"[standby] keeping the Python workers warm failed ({type(exc).__name__}); still waiting", flush=True)
+    def keep_warm() -> None:
+        python_workers.keep_warm(spark, "standby")
 
     wait_for_turn(lock, environment(settings).lease(), [QUERY], keep_warm=keep_warm)
     print("[standby] the active instance is gone: taking over", flush=True)

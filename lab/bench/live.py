@@ -9,14 +9,14 @@ micro-batch starts as soon as the last one is done). Latency is read from the la
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
 from eo.runtime.config import Settings
-from lab.bench import job_log
+from lab.bench import job_log, stages
 from lab.bench.commit_log import LakeClock, SilverRows, latencies
 from lab.bench.latency import distribution
 from lab.bench.load import BurstSender, LoadMaker, PacedProducer
@@ -62,13 +62,16 @@ class LiveJob:
             args += ["--max-offsets-per-trigger", str(self.max_offsets)]
         return [*args, "--standby"] if standby else args
 
-    def spawn(self, standby: bool = False) -> BenchJob:
-        """A new instance of the job (not warmed up, not waited for)."""
+    def spawn(self, standby: bool = False, event_log: bool = False) -> BenchJob:
+        """A new instance of the job (not warmed up, not waited for); with `event_log`, Spark's
+        event log in <role>-<n>.events/ beside its log (lab/bench/stages.py splits it)."""
         number = len(self.instances) + 1
         role = "standby" if standby else "job"
-        instance = self.submitter.instance(
-            number, self.settings, self.folder / f"{role}-{number}.log", self.args(standby)
-        )
+        submitter = self.submitter
+        if event_log:
+            conf = stages.event_log_conf(self.folder / f"{role}-{number}.events")
+            submitter = replace(submitter, conf={**submitter.conf, **conf})
+        instance = submitter.instance(number, self.settings, self.folder / f"{role}-{number}.log", self.args(standby))
         self.instances.append(instance.start())
         return instance
 

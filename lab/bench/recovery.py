@@ -59,9 +59,10 @@ def kill_and_recover(live: LiveJob, take_over, rate: int, seconds: float, log=pr
 def measure_recovery(live: LiveJob, rate: int, seconds: float, idle: float, log=print) -> dict:
     live.ensure_running()
     live.drain(600, "the backlog of the phase before")  # a kill must find the job keeping up
-    cold = kill_and_recover(live, live.spawn, rate, seconds, log)
+    # The instances that take over keep Spark's event log: where their first batch's time goes.
+    cold = kill_and_recover(live, lambda: live.spawn(event_log=True), rate, seconds, log)
     log(f"   cold restart: first batch {cold['first_batch_s']} s, caught up {cold['caught_up_s']} s")
-    standby = live.spawn(standby=True)
+    standby = live.spawn(standby=True, event_log=True)
     if wait_until(lambda: "[standby] warm" in standby.log_text(), 300) is None:
         raise RuntimeError(f"the standby never got warm; see {standby.log}")
     live.drain(600, "the cold restart's backlog")

@@ -31,6 +31,8 @@ def test_a_rehearsal_reads_the_stored_sessions_and_leaves_nothing_behind(spark, 
     rehearsed = rehearse(spark, pipeline)
     # It read records and its tasks wrote files: the two states were opened, and their maintenance started.
     assert rehearsed.records > 0 and rehearsed.files > rehearsed.merged > 0, rehearsed
+    # Its last batch ran again from the scratch checkpoint, alone: not the records read before it.
+    assert 0 < rehearsed.replayed < rehearsed.records, rehearsed
     # The newest records are the ones the active instance committed: their owners found the stored
     # sessions and merged them, as a batch that replays them would.
     assert rehearsed.replaced > 0, "the owners found no stored session"

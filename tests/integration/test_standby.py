@@ -46,8 +46,12 @@ def test_a_standby_takes_over_from_a_killed_driver_and_loses_nothing(spark, pipe
         standby = Instance(2, pipeline, env, tmp_path / "standby.log", [*ARGS, "--standby"]).start()
         wait_until(lambda: log_has(standby, "[standby] warm"), 240, "the standby to warm up", standby, active)
         # Its rehearsal ran the tasks' writers into a scratch folder, and left nothing behind.
-        warm = re.search(r"rehearsed on ([\d,]+) records; its tasks wrote (\d+) files", standby.log.read_text())
-        assert warm and int(warm[1].replace(",", "")) > 0 and int(warm[2]) > 0, "the rehearsal wrote nothing"
+        warm = re.search(
+            r"rehearsed on ([\d,]+) records, ([\d,]+) of them replayed as by a takeover; its tasks wrote (\d+) files",
+            standby.log.read_text(),
+        )
+        assert warm and int(warm[1].replace(",", "")) > 0 and int(warm[3]) > 0, "the rehearsal wrote nothing"
+        assert 0 < int(warm[2].replace(",", "")) < int(warm[1].replace(",", "")), "no replay, or more than a batch"
         scratch, files = Path(pipeline.checkpoint_path("events-rehearsal")), Path(pipeline.lake_root, "_stream")
         assert not scratch.exists() and not (files / "events-rehearsal").exists(), "the rehearsal left files"
         # All the standby said while the active instance was alive: it must not have taken over.
