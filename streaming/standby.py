@@ -135,7 +135,9 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
         if first > 1:  # the last batch once more, by a new run whose stores load it
             close_state_stores()
             _forget_commit(lake_files, scratch, len(written) - 1)
-            run(once=True)  # the uncommitted batch only, not what the topic got since
+            # The uncommitted batch only, at its logged offsets, not what the topic got since (Spark
+            # warns that the read limit is ignored under Trigger.Once: the offsets are already fixed).
+            run(once=True)
     finally:
         # Its stores are still open, and their maintenance would upload a snapshot into the scratch
         # checkpoint after it is removed (a RocksDB error and stack trace in the standby's log).
