@@ -58,12 +58,11 @@ def wait_for_turn(
     The standby then lets go and goes on waiting, for that instance.
     """
     seen = {job: lease.current(job) for job in jobs}
-    warm_at = time.monotonic() + keep_warm_every
+    quiet = python_workers.QuietWatch(keep_warm_every)  # a standby runs no batch: quiet throughout
     while True:
         while not lock.try_acquire():
-            if keep_warm is not None and time.monotonic() >= warm_at:
+            if keep_warm is not None and quiet.seen(None, running=False):
                 keep_warm()
-                warm_at = time.monotonic() + keep_warm_every
             time.sleep(POLL_SECONDS)
         now = {job: lease.current(job) for job in jobs}
         if now == seen:
@@ -134,7 +133,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
         first = len(written)
         if first > 1:  # the last batch once more, by a new run whose stores load it
             close_state_stores()
-            _forget_commit(lake_files, scratch, len(written) - 1)
+            _forget_commit(lake_files, scratch, first - 1)
             # The uncommitted batch only, at its logged offsets, not what the topic got since (Spark
             # warns that the read limit is ignored under Trigger.Once: the offsets are already fixed).
             run(once=True)
