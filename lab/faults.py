@@ -24,6 +24,7 @@ from lab.weak_sinks import weaker_sinks
 POINTS = (
     "events.after_files_written",  # the batch's tasks wrote its files, no table names them yet
     "events.after_bronze_commit",  # bronze committed, the other tables maybe not
+    "events.after_metrics_commit",  # campaign_minute_metrics committed, user_sessions not yet
     "events.after_sessions_rewritten",  # user_sessions' files rewritten by the driver, not committed
     "events.after_user_sessions_commit",  # user_sessions committed, the other tables maybe not
     "events.after_delta_commit",  # every Delta table committed, streaming commit log not yet written

@@ -15,6 +15,7 @@ HOOKS = (
     "events.after_delta_commit",
     "events.after_files_written",
     "events.after_bronze_commit",
+    "events.after_metrics_commit",
     "events.after_sessions_rewritten",
     "events.after_user_sessions_commit",
 )

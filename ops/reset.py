@@ -1,12 +1,13 @@
 """`python -m ops.reset`: start the stream afresh from bronze, as if it had never stopped.
 
-A checkpoint holds the query's Kafka offsets and its engine state: every event id accepted and
-every (campaign, type, minute, user) counted (streaming/plan.py). When it is lost or damaged, a
-reset rebuilds what it stood for from the full log:
+A checkpoint holds the query's Kafka offsets and its engine state: every event id accepted
+(streaming/plan.py). When it is lost or damaged, a reset rebuilds what it stood for from the full
+log:
 
 1. the checkpoint is moved aside (kept, for a post-mortem);
 2. silver, quarantine and gold are rebuilt from bronze by the batch job, in place;
-3. the seed table gets the rebuilt silver's ids and user tuples;
+3. the seed table gets the rebuilt silver's event ids (the rebuilt user_sessions hold the metric
+   keys each user is counted in: the stream counts distinct users against them);
 4. the next `python -m streaming run` starts a new checkpoint (a new idempotency id for its commits): it
    reads the seed into its state first, with Kafka held back so that no live copy of an event can
    race its original, then Kafka right after the last offset bronze holds.
@@ -36,7 +37,8 @@ QUERY = STREAM_QUERY
 
 
 def write_seed(spark, settings: Settings) -> int:
-    """The seed: each accepted event's id and user tuple, from silver. Returns how many."""
+    """The seed: each accepted event's id (and its user tuple, which the state no longer needs), from
+    silver. Returns how many."""
     seed = lake.read(spark, settings, SILVER).select(*SEED.columns)
     lake.overwrite(seed, settings.table_path(SEED.name))
     return lake.read(spark, settings, SEED).count()

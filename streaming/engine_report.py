@@ -5,7 +5,7 @@ reads, dedups and moves the rows to Arrow ("read"), then the commits. Spark's pr
 (`StreamingQueryProgress`, one per batch) adds what that line cannot see:
 
 - the engine's work around the call: planning, the offset log (`walCommit`), the commit log;
-- each engine state (streaming/plan.py: 1 = event ids, 2 = user tuples): keys written, copies
+- the engine's state (streaming/plan.py: event ids): keys written, copies
   dropped (where Spark counts them), and RocksDB's own time in lookups, writes and its commit.
 
 State times are task seconds summed over the state's partitions (4 tasks share 2 cores here), so
@@ -14,9 +14,8 @@ they add up to more than the wall time they take.
 
 from __future__ import annotations
 
-# Spark lists state operators from the sink back to the source; streaming/plan.py applies them
-# in this order (state 1 first).
-STATES = ("event ids", "user tuples")
+# Spark lists state operators from the sink back to the source; streaming/plan.py has one.
+STATES = ("event ids",)
 AROUND = {"queryPlanning": "planning", "walCommit": "offset log", "commitOffsets": "commit log"}
 
 

@@ -3,19 +3,21 @@
     B rows -> bronze         (files written by the batch's tasks, appended by the driver)
     Q rows -> quarantine     (likewise)
     E rows -> silver         (likewise)
-    E rows -> campaign_minute_metrics  (what the new events and new user tuples add to each
-                                        minute: accumulate)
+    E rows -> campaign_minute_metrics  (what the new events, and the users new to a minute, add
+                                        to each minute: accumulate)
     E rows -> user_sessions  (merged by the tasks that own the users: their files added, the
                               stored sessions they replace removed)
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
-cannot commit at all. The five commits are independent, so they run at once.
+cannot commit at all. The appends are independent of the rest, so they run at once; gold commits
+campaign_minute_metrics before user_sessions, whose stored sessions its distinct users were
+counted against (`add_gold`).
 
 One Spark job runs the whole batch: the reading, the engine states, the writing of the append
 tables' files, gold's arithmetic on each task's new rows (streaming/task_writes.py), and the
 sessions merged by the tasks that own their users (streaming/session_merge.py). The writers run
-inside the query's plan, before the second state; the job's local property `task_writes.MARK`
+inside the query's plan, after the engine's state; the job's local property `task_writes.MARK`
 tells them the batch's commit version. The driver
 receives from the tasks the files' add actions, their metric sums (a row per metric key) and
 the keys of the stored sessions the batch replaces, never a record or a session. It adds the
@@ -165,11 +167,11 @@ class MicroBatch:
     def commit(
         self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int
     ) -> None:
-        """The five commits at once; the first error, if any, is raised once all have ended."""
+        """The five commits, the appends and gold at once; the first error, if any, is raised once
+        all have ended."""
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
-            "metrics": lambda: self.add_metrics(increments, txn),
-            "sessions": lambda: self.merge_sessions(written, read_at, txn),
+            "gold": lambda: self.add_gold(written, increments, read_at, txn),
         }
         all_at_once(work)
         timer.lap("commit")
@@ -182,15 +184,19 @@ class MicroBatch:
 
         return append
 
-    def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
-        where = f"t.window_date IN ({_dates(increments['window_date'])})" if increments.num_rows else None
-        table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
-        return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
+    def add_gold(self, written: task_writes.Written, increments: pa.Table, read_at: int, txn: Txn) -> None:
+        """campaign_minute_metrics, then user_sessions. The distinct users in `increments` were
+        counted against the sessions at `read_at`: a replay that finds this batch's sessions
+        committed, against which every one of its users looks counted, finds its metrics committed
+        too."""
+        self.sessions_to_commit(read_at, txn)
+        self.add_metrics(increments, txn)
+        hooks().point("events.after_metrics_commit")  # a kill here: metrics committed, sessions not
+        self.merge_sessions(written, read_at, txn)
 
-    def merge_sessions(self, written: task_writes.Written, read_at: int, txn: Txn) -> bool:
-        """Remove the stored sessions the tasks replaced and add the sessions they merged, in one
-        commit. The tasks read the table at version `read_at`: should anything but maintenance
-        (which keeps the rows) have committed since, the batch is read again."""
+    def sessions_to_commit(self, read_at: int, txn: Txn) -> bool:
+        """Whether this batch's user_sessions are still to commit; SessionsMoved if the table moved
+        since the tasks read it at `read_at`, other than by maintenance (which keeps the rows)."""
         table = self.tables[USER_SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
@@ -200,6 +206,20 @@ class MicroBatch:
                 f"user_sessions moved during the batch (version {read_at} -> {table.current.version()}: "
                 f"{', '.join(changed)}); merging the batch again"
             )
+        return True
+
+    def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
+        where = f"t.window_date IN ({_dates(increments['window_date'])})" if increments.num_rows else None
+        table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
+        return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
+
+    def merge_sessions(self, written: task_writes.Written, read_at: int, txn: Txn) -> bool:
+        """Remove the stored sessions the tasks replaced and add the sessions they merged, in one
+        commit. The tasks read the table at version `read_at`: should anything but maintenance
+        (which keeps the rows) have committed since, the batch is read again."""
+        if not self.sessions_to_commit(read_at, txn):
+            return False
+        table = self.tables[USER_SESSIONS.name]
         filesystem = environment(self.settings).arrow_filesystem(table.uri)
         label = f"{txn.version}-rewrite"
         try:

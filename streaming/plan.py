@@ -1,33 +1,29 @@
 """The streaming query's plan: Kafka records in, the rows one foreachBatch finishes out.
 
-From one read of Kafka, state 1 keeps rows of three kinds (`_kind`):
+From one read of Kafka, the engine's state keeps rows of three kinds (`_kind`):
 
 - B: every record as it came (bronze: the full log, duplicates and bad records included);
 - Q: a record the strict reading refused (quarantine, with its reason);
 - E: a valid event seen for the first time (silver; gold's metrics and sessions add it).
 
 The tasks' writers then run in the plan itself (streaming/task_writes.py `plan_writer`): each
-writes its rows' files and returns one packed row (the files' add actions, its metric sums and
-its sessions as intervals) and one narrow row per user tuple its events hold. State 2 lets the
-packed rows through and keeps only the tuples never counted, which the batch's job counts as
-distinct users (`finish_in_tasks`).
+writes its rows' files and returns their add actions and its share of gold (its metric sums and
+its sessions as intervals), which the batch's job finishes (`finish_in_tasks`: the sessions'
+owners merge them and count the users new to each minute against the stored sessions).
 
-The engine keeps two states (RocksDB, checkpointed with the batch, exactly-once), both Spark's
-own streaming deduplication, each partition sorted into arrival order in front of it:
-1. every event id ever accepted: a copy of an event already seen is dropped whatever its time
-   or however late it is, and of the copies of a new event within one micro-batch the lowest
-   (partition, offset) wins, wherever producers put them. Bronze records each record's
-   micro-batch, and the batch rebuild keeps the same copy: the lowest (ingest batch, topic,
-   partition, offset) (eo/core/transforms/dedup.py). A refused record is keyed by its own
-   coordinates.
-2. every (campaign, type, minute, user) ever counted, and one key per writing task and batch
-   (its packed row's, new by construction).
+The engine keeps one state (RocksDB, checkpointed with the batch, exactly-once), Spark's own
+streaming deduplication, each partition sorted into arrival order in front of it: every event id
+ever accepted. A copy of an event already seen is dropped whatever its time or however late it
+is, and of the copies of a new event within one micro-batch the lowest (partition, offset) wins,
+wherever producers put them. Bronze records each record's micro-batch, and the batch rebuild
+keeps the same copy: the lowest (ingest batch, topic, partition, offset)
+(eo/core/transforms/dedup.py). A refused record is keyed by its own coordinates.
 
-After a reset (`python -m ops.reset`), the states are rebuilt from the seed table (the rebuilt silver's ids and
-tuples, ops/reset.py): seed rows enter both states and are then dropped, so nothing is
+After a reset (`python -m ops.reset`), the state is rebuilt from the seed table (the rebuilt
+silver's ids, ops/reset.py): seed rows enter the state and are then dropped, so nothing is
 written twice. While the seed is being read, records from Kafka whose event id the seed holds
-are set aside first, and those whose user tuple it holds are marked counted (`history`): a state
-keeps whichever row reaches it first, and a live copy must never win over its original.
+are set aside first (`history`): the state keeps whichever row reaches it first, and a live copy
+must never win over its original.
 """
 
 from __future__ import annotations
@@ -47,7 +43,7 @@ from eo.runtime.environment import environment
 from eo.runtime.kafka_admin import spark_kafka_options
 from eo.runtime.reading import catalogue, classify_records
 from streaming import poison, task_writes
-from streaming.task_writes import TUPLE_COLUMNS
+from streaming.parts import OUT_DDL
 
 FETCH_MAX_WAIT_MS = 10
 
@@ -137,10 +133,6 @@ def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
     return seed.select(*columns, F.lit(True).alias("_seed"))
 
 
-def _user_tuple() -> list[Column]:
-    return [F.col("campaign_id"), F.col("event_type"), window_start_column().alias("window_start"), F.col("user_id")]
-
-
 # The columns each kind of row needs downstream; the others are nulled before the first state
 # (a refused record carries no event's fields, an event not its raw text): each state shuffles its
 # rows, and a slim row ships fewer bytes (docs/hot-path.md: 8 MB less a 500k batch, no time saved).
@@ -180,35 +172,6 @@ def first_copies(
     # Bronze's ingest batch is known only when the batch runs (streaming/task_writes.py MARK).
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).withColumn("_seed", F.lit(False)).unionByName(aligned(first, "_seed"))
-
-
-def new_tuples(written: DataFrame, history: DataFrame | None = None) -> DataFrame:
-    """State 2 over the writers' rows (streaming/task_writes.py WRITTEN): each task's packed row
-    passes (its `_key` is new by construction, its tuple columns null), and of the user tuples
-    (`_key` null) only those never counted, once each. Seed tuples enter the state first and are
-    then dropped; while the seed is being read, a live tuple that `history` holds is stored and
-    dropped too (`_counted`)."""
-    if history is None:
-        tuples = written.withColumn("_counted", F.lit(False))
-    else:
-        held = history.select(*_user_tuple()).select(
-            "campaign_id", "event_type", F.unix_micros("window_start").alias("_minute"), "user_id"
-        )
-        counted = held.distinct().withColumn("_counted", F.lit(True))
-        tuples = written.join(counted, on=["campaign_id", "event_type", "_minute", "user_id"], how="left")
-    # One struct key: Spark's dropDuplicates orders several key columns its own way, and a
-    # repartition in another order costs one more shuffle.
-    key = F.struct("_key", *TUPLE_COLUMNS).alias("_tuple")
-    keyed = tuples.select(key, "_out", "_seed", "_counted", *_no_place())
-    new = first_copy_state(keyed, "_tuple", "_seed")
-    new = new.where(~F.col("_seed") & ~F.coalesce(F.col("_counted"), F.lit(False)))
-    return new.select("_out", *(F.col(f"_tuple.{name}").alias(name) for name in TUPLE_COLUMNS))
-
-
-def _no_place() -> list[Column]:
-    """Which copy of a new tuple passes does not matter (they are alike): the arrival order that
-    state 2 shares with state 1 only has to put the seed's first."""
-    return [F.lit(0).alias("kafka_partition"), F.lit(0).cast("bigint").alias("kafka_offset")]
 
 
 UNSUPPORTED_OPERATION_CHECK = "spark.sql.streaming.unsupportedOperationCheck"
@@ -268,8 +231,7 @@ def events_plan(
     inputs: PlanInputs | None = None,
 ) -> DataFrame:
     """The whole query: records (from Kafka) and the seed -> the rows one foreachBatch finishes
-    (streaming/task_writes.py `finish_in_tasks`): each writing task's packed row, and the user
-    tuples never counted.
+    (streaming/task_writes.py `finish_in_tasks`): each writing task's file actions and gold parts.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
     `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
@@ -286,4 +248,4 @@ def events_plan(
     # As many sessions' owners as the job's shuffle partitions (task_writes.finish_in_tasks).
     owners = int(spark.conf.get("spark.sql.shuffle.partitions"))
     writer = task_writes.plan_writer(settings, goals, owners, rehearsal=rehearsal_files is not None)
-    return new_tuples(accepted.mapInArrow(writer, task_writes.WRITTEN_DDL), history)
+    return accepted.mapInArrow(writer, OUT_DDL)

@@ -4,9 +4,11 @@ Each task that writes the batch's files (streaming/task_writes.py) makes the ses
 events and sends them, as intervals, to the task that owns their users: `user_partition`, a
 stable hash of the user modulo the job's shuffle partitions, then `repartitionById`. That task
 holds every new interval of its users. It reads the stored sessions they reach
-(streaming/stored_sessions.py, at the version the driver pinned before the job), merges them
-(`merged_with`), writes the merged sessions as new files of user_sessions, and returns their add
-actions and the keys of the stored sessions they replace. The driver removes those keys' rows
+(streaming/stored_sessions.py, at the version the driver pinned before the job), counts the users
+new to each minute against them (`new_user_tuples`: a key of a user's new intervals that none of
+the user's stored sessions holds), merges them (`merged_with`), writes the merged sessions as new
+files of user_sessions, and returns their add actions, the distinct users it counted and the keys
+of the stored sessions they replace. The driver removes those keys' rows
 and adds the files in one commit (eo/runtime/key_removal.py): no session reaches it, only the
 keys of those it must remove.
 """
@@ -21,7 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.tables import USER_SESSIONS
-from eo.core.transforms.sessions import SESSION_KEY, merged_with
+from eo.core.transforms.metrics import users_added
+from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
 from eo.runtime.config import Settings
 from streaming.parts import file_rows, is_part, packed, unpacked
 from streaming.stored_sessions import SessionsAt, near_stored, schema_at
@@ -45,7 +48,8 @@ def session_merger(
     settings: Settings, sessions: SessionsAt, label: str, into: str | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each owning task runs (DataFrame.mapInArrow over OUT rows): every row but the
-    S parts passes as it is; the S parts are merged into user_sessions (see the module). `label`
+    S parts passes as it is; the S parts are merged into user_sessions, and their users new to a
+    minute counted (an M part; see the module). `label`
     starts file names. `into`: where the merged files go, if not into the table (a rehearsal's
     scratch folder: it reads the real table, and writes nothing there)."""
 
@@ -72,7 +76,13 @@ def session_merger(
         tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
         files = environment(settings).arrow_filesystem
         table = files(sessions.uri)
-        merged, replaced = merged_with(near_stored(sessions, intervals, table), intervals)
+        stored = near_stored(sessions, intervals, table)
+        if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
+            raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
+        tuples = new_user_tuples(stored, intervals)
+        if tuples.num_rows:
+            yield from packed("M", users_added(tuples)).to_batches()
+        merged, replaced = merged_with(stored, intervals)
         schema = schema_at(sessions)
         target = table if into is None else files(into)
         actions = write_files(target, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)

@@ -97,7 +97,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
 
     It reads in two batches, then replays the second from the scratch checkpoint in a new run, as a
-    takeover replays the batch the dead instance was in: the engine states load from the snapshots
+    takeover replays the batch the dead instance was in: the engine state loads from the snapshots
     and change logs written. A takeover's first loads of state 1 took 0.7-1.1 s for its first two
     stores and 0.2-0.3 s for the other two without it, 0.5-0.7 s and 0.1 s with it (make bench,
     recovery, docs/hot-path.md "Recovery")."""

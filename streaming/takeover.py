@@ -3,11 +3,13 @@ and which layer refused a superseded instance's commit (eo/runtime/fencing.py, e
 
 from __future__ import annotations
 
+from eo.core.tables import USER_SESSIONS
+from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import HOLD_SECONDS, Fence
 from eo.runtime.hooks import hooks
-from eo.runtime.lake import ensure_reference, ensure_tables
+from eo.runtime.lake import ensure_reference, ensure_tables, table_exists
 from eo.runtime.live_tables import claim, holder
 from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
@@ -17,8 +19,24 @@ QUERY = STREAM_QUERY
 
 def prepare(spark, settings: Settings) -> None:
     """Tables exist and the reference data is loaded before the query starts."""
+    refuse_sessions_without_keys(settings)
     ensure_tables(spark, settings)
     ensure_reference(spark, settings)
+
+
+def refuse_sessions_without_keys(settings: Settings) -> None:
+    """NotReady if user_sessions holds sessions stored before `metric_keys`: the stream counts a
+    minute's distinct users against the keys its stored sessions hold, and theirs are not known.
+    A reset rebuilds gold from silver, keys included (docs/operations.md)."""
+    if not table_exists(settings, settings.table_path(USER_SESSIONS.name)):
+        return
+    table = environment(settings).table(USER_SESSIONS.name)
+    if "metric_keys" in table.schema().names or not table.refresh().file_uris():
+        return
+    raise NotReady(
+        "user_sessions was made by a release before its metric_keys column, which the stream counts "
+        "distinct users against: stop the stream and run `python -m ops.reset` (docs/operations.md)"
+    )
 
 
 def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.PostgresSink]]:

@@ -1,17 +1,16 @@
 """A micro-batch's tables written by its own Spark tasks; only metadata reaches the driver.
 
-The writer (`plan_writer`) runs inside the streaming query's plan, right after the first state
+The writer (`plan_writer`) runs inside the streaming query's plan, right after the engine's state
 (streaming/plan.py): each of its tasks writes its B, Q and E rows as Parquet files of bronze,
-quarantine and silver (eo/runtime/data_files.py) and packs what the driver and the sessions'
-owners need into one row (`_out`): the files' add actions and its share of gold (`gold_parts`,
-streaming/parts.py), the metric sums of its events and the sessions they make. Beside it, one
-narrow row per user tuple its events hold, which the second state keeps only if never counted.
-The batch's one Spark job then ends in `finish_in_tasks`: the packed rows opened, the new tuples
-counted into distinct users, and the sessions merged by the tasks that own their users
-(streaming/session_merge.py). No record, raw or read, and no session goes from a task to the
-driver. The driver commits each table's files in one delta-rs transaction with the batch's txn
-(eo/runtime/commits.py `append_files`, eo/runtime/key_removal.py); files that no commit names
-(a batch killed before its commit, a task attempt that lost) are never read.
+quarantine and silver (eo/runtime/data_files.py) and returns the files' add actions and its
+share of gold (`gold_parts`, streaming/parts.py): the metric sums of its events and the sessions
+they make, as intervals, one part per task that owns their users. The batch's one Spark job then
+ends in `finish_in_tasks`: the sessions merged by the tasks that own their users, which also
+count the users new to each minute (streaming/session_merge.py). No record, raw or read, and no
+session goes from a task to the driver. The driver commits each table's files in one delta-rs
+transaction with the batch's txn (eo/runtime/commits.py `append_files`,
+eo/runtime/key_removal.py); files that no commit names (a batch killed before its commit, a task
+attempt that lost) are never read.
 
 The writer learns its batch's commit version from the job's local property `MARK`, which the
 foreachBatch function sets before it runs the job (streaming/microbatch.py).
@@ -21,27 +20,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, USER_SESSIONS, TableDef
-from eo.core.transforms.metrics import METRIC_KEY, added_up, minute_metrics, window_start
+from eo.core.transforms.metrics import added_up, minute_metrics
 from eo.core.transforms.sessions import TIME, as_intervals, sessionize, sessions_as_intervals
 from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
 from streaming.parts import (
-    METRIC_PART,
-    OUT,
     OUT_DDL,
-    SPARK_TYPES,
     file_rows,
-    is_part,
     packed,
     part_sizes,
-    rows_of,
     unpacked,
 )
 from streaming.session_merge import by_owner, session_merger
@@ -50,21 +43,6 @@ from streaming.stored_sessions import SessionsAt
 KIND_TABLES = {"B": BRONZE, "Q": QUARANTINE, "E": SILVER}
 NEW_TUPLE = "EU"  # the lab's unguarded job: an event row that counts its user (no state)
 MARK = "eo.batch_mark"  # the job's local property: the batch's commit version (bronze's ingest batch)
-# What the plan's writer returns per task: one packed row (`_out`: its OUT rows as Arrow IPC) and
-# one row per user tuple its events hold (`_seed`: the seed holds it).
-TUPLE_COLUMNS = ("campaign_id", "event_type", "user_id", "_minute")
-WRITTEN = pa.schema(
-    [
-        ("_key", pa.string()),
-        ("_out", pa.binary()),
-        ("_seed", pa.bool_()),
-        ("campaign_id", pa.string()),
-        ("event_type", pa.string()),
-        ("user_id", pa.string()),
-        ("_minute", pa.int64()),  # the tuple's minute, microseconds since the epoch (UTC)
-    ]
-)
-WRITTEN_DDL = ", ".join(f"`{f.name}` {SPARK_TYPES[f.type]}" for f in WRITTEN)
 # The kinds of row (streaming/plan.py) each table's files take: an EU row is an event too.
 ROW_KINDS = {"B": ("B",), "Q": ("Q",), "E": ("E", NEW_TUPLE)}
 
@@ -170,7 +148,7 @@ def plan_writer(
     settings: Settings, goals: dict[str, Target], owners: int, rehearsal: bool = False
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each writing task of the streaming plan runs (see the module), over B, Q and E
-    rows and the seed's rows (`_seed`: in the state, never written). Returns WRITTEN rows.
+    rows and the seed's rows (`_seed`: in the state, never written). Returns OUT rows.
     `owners`: how many tasks merge the sessions. `rehearsal`: a dry run, which has no batch mark."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -183,10 +161,8 @@ def plan_writer(
         parts = _by_kind(rows.filter(pc.invert(seed)))
         out = _files(settings, goals, parts, mark, _tag(label, context))
         out += gold_parts(parts["E"], owners, counted=NO_TUPLES)
-        if out:
-            yield _packed_out(f"O|{label}|{context.partitionId()}", pa.concat_tables(out))
-        events = rows.filter(pc.fill_null(pc.equal(rows["_kind"], "E"), False))
-        yield from user_tuple_rows(events).to_batches()
+        for table in out:
+            yield from table.to_batches()
 
     return run
 
@@ -201,30 +177,7 @@ def _mark(context, rehearsal: bool) -> tuple[int | None, str]:
     return int(mark), mark
 
 
-def _packed_out(key: str, out: pa.Table) -> pa.RecordBatch:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, OUT) as stream:
-        stream.write_table(out)
-    row = pa.table({"_key": [key], "_out": [sink.getvalue().to_pybytes()], "_seed": [False]})
-    return rows_of(row, WRITTEN).to_batches()[0]
-
-
-def user_tuple_rows(events: pa.Table) -> pa.Table:
-    """One WRITTEN row per (campaign, type, minute, user) of `events`; `_seed` if a seed row holds it."""
-    keyed = pa.table(
-        {
-            "campaign_id": events["campaign_id"],
-            "event_type": events["event_type"],
-            "user_id": events["user_id"],
-            "_minute": window_start(events["event_time"]).cast(TIME).cast(pa.int64()),
-            "_seed": pc.fill_null(events["_seed"], False),
-        }
-    )
-    found = keyed.group_by(list(TUPLE_COLUMNS)).aggregate([("_seed", "any")]).rename_columns([*TUPLE_COLUMNS, "_seed"])
-    return rows_of(found, WRITTEN)
-
-
-# No user tuple: the plan's writers count distinct users after the second state, not before.
+# No user tuple: in the stream, the sessions' owners count the users new to each minute.
 NO_TUPLES = pa.schema(
     [("campaign_id", pa.string()), ("event_type", pa.string()), ("user_id", pa.string()), ("window_start", TIME)]
 ).empty_table()
@@ -246,41 +199,6 @@ def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | 
     return [packed("M", metrics), *(packed("S", part, owner) for owner, part in by_owner(intervals, owners))]
 
 
-def opened(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The rows the second state let through, as OUT rows (DataFrame.mapInArrow): each writing
-    task's packed row opened, and the new user tuples counted, each once, as distinct users. The
-    metric sums this task holds go on added up, in one part ("M")."""
-    received = list(batches)
-    if not received:
-        return
-    rows = pa.Table.from_batches(received)
-    packed_rows = pc.is_valid(rows["_out"])
-    blobs = rows.filter(packed_rows)["_out"].to_pylist()
-    out = pa.concat_tables([OUT.empty_table(), *(pa.ipc.open_stream(blob).read_all() for blob in blobs)])
-    sums = is_part(out, "M")
-    yield from out.filter(pc.invert(sums)).to_batches()
-    new = rows.filter(pc.invert(packed_rows))
-    metrics = [unpacked(out.filter(sums), "M"), *([new_users(new)] if new.num_rows else [])]
-    found = pa.concat_tables([m.select(METRIC_PART.names).cast(METRIC_PART) for m in metrics])
-    if found.num_rows:
-        yield from packed("M", added_up(found)).to_batches()
-
-
-def new_users(tuples: pa.Table) -> pa.Table:
-    """User tuples never counted before, one row each -> distinct users per metric key (METRIC_PART)."""
-    keyed = tuples.append_column("window_start", tuples["_minute"].cast(TIME))
-    counts = keyed.group_by(METRIC_KEY).aggregate([("user_id", "count")])
-    revenue = METRIC_PART.field("revenue").type
-    return pa.table(
-        {
-            **{name: counts[name] for name in METRIC_KEY},
-            "events": pa.repeat(pa.scalar(0, pa.int64()), counts.num_rows),
-            "distinct_users": counts["user_id_count"],
-            "revenue": pa.repeat(pa.scalar(Decimal(0), revenue), counts.num_rows),
-        }
-    )
-
-
 def write_in_tasks(batch: DataFrame, settings: Settings, goals: dict[str, Target], label: str) -> Written:
     """The lab's unguarded job: one Spark job, each task writing its rows' files and returning its
     gold (its sessions as intervals, to the driver)."""
@@ -291,15 +209,15 @@ def write_in_tasks(batch: DataFrame, settings: Settings, goals: dict[str, Target
 def finish_in_tasks(
     new: DataFrame, settings: Settings, sessions: SessionsAt, label: str, sessions_into: str | None = None
 ) -> Written:
-    """The end of the batch's one Spark job, over what the second state let through (the plan's
-    rows, streaming/plan.py): the packed rows opened and the new tuples counted, then the
-    sessions merged by the tasks that own their users, against `sessions` (user_sessions at the
-    version the driver commits against). `label` starts the merged files' names; `sessions_into`:
-    where they go, if not into user_sessions (a rehearsal's scratch folder)."""
+    """The end of the batch's one Spark job, over the writers' rows (the plan's, streaming/plan.py):
+    the sessions merged, and the users new to each minute counted, by the tasks that own their
+    users, against `sessions` (user_sessions at the version the driver commits against). `label`
+    starts the merged files' names; `sessions_into`: where they go, if not into user_sessions (a
+    rehearsal's scratch folder)."""
     # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
     owners = int(new.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     merger = session_merger(settings, sessions, label, sessions_into)
-    out = new.mapInArrow(opened, OUT_DDL).repartitionById(owners, "_bucket").mapInArrow(merger, OUT_DDL).toArrow()
+    out = new.repartitionById(owners, "_bucket").mapInArrow(merger, OUT_DDL).toArrow()
     return _collected(out, [table.name for table in KIND_TABLES.values()])
 
 

@@ -121,11 +121,15 @@ CAMPAIGN_MINUTE_METRICS = TableDef(
     zorder=("window_start",),
 )
 
+# user_sessions' `metric_keys`: the campaign_minute_metrics keys the session's events count its user
+# in, each as "campaign|type|minute" (eo/core/transforms/sessions.py `metric_key_texts`), sorted.
+# The stream counts a user in a minute's distinct users only if no stored session of the user
+# holds that key (docs/hot-path.md, "Distinct users counted against the sessions").
 USER_SESSIONS = TableDef(
     name="user_sessions",
     ddl=(
         "user_id STRING, session_start TIMESTAMP, session_end TIMESTAMP, session_date DATE, "
-        "events BIGINT, revenue DECIMAL(18,2)"
+        "events BIGINT, revenue DECIMAL(18,2), metric_keys ARRAY<STRING>"
     ),
     key=("user_id", "session_start"),
     partition_by=("session_date",),

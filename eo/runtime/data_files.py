@@ -41,7 +41,10 @@ def file_stats(metadata: pq.FileMetaData, schema: pa.Schema) -> str:
     the encoding delta-rs writes: Spark and delta-rs skip files by them."""
     stats: dict = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
     groups = [metadata.row_group(i) for i in range(metadata.num_row_groups) if metadata.row_group(i).num_rows]
-    for index, name in enumerate(metadata.schema.names):
+    for index in range(metadata.num_columns):
+        name = metadata.schema.column(index).path
+        if "." in name:  # a nested column's leaf (a list's items): Delta keeps no statistics of it
+            continue
         found = [g.column(index).statistics for g in groups]
         if not found or not all(s is not None and s.has_null_count for s in found):
             continue

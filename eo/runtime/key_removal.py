@@ -111,6 +111,16 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
+def _held(rows: pa.Table, keys: pa.Table, key: list[str]) -> pa.Array:
+    """Which of `rows` have one of `keys`: joined on the key columns alone (a join carries no
+    list, such as user_sessions' metric_keys)."""
+    indexed = rows.select(key).append_column("_row", pa.array(np.arange(rows.num_rows)))
+    hit = indexed.join(keys, key, join_type="inner")["_row"].to_numpy()
+    mask = np.zeros(rows.num_rows, dtype=bool)
+    mask[hit] = True
+    return pa.array(mask)
+
+
 def remove_and_add(
     table: Table,
     definition: TableDef,
@@ -138,10 +148,11 @@ def remove_and_add(
     actions, kept, hits = [], [], []
     now = int(time.time() * 1000)
     for row, rows in zip(files, found, strict=True):
-        left = rows.join(keys.select(key), key, join_type="left anti").select(schema.names)
-        if left.num_rows == rows.num_rows:
+        removed = _held(rows, keys.select(key), key)
+        if not pc.any(removed).as_py():
             continue
-        hits.append(rows.join(keys.select(key), key, join_type="inner").select(key))
+        left = rows.filter(pc.invert(removed)).select(schema.names)
+        hits.append(rows.filter(removed).select(key))
         partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
         actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
         kept.append(left)

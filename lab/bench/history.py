@@ -1,17 +1,18 @@
 """Is a micro-batch's cost independent of the history behind it?
 
 In this design a batch's work that could grow with history is (streaming/plan.py,
-streaming/microbatch.py): the engine's dedup state (every event id and user tuple ever accepted,
-RocksDB), the gold rows its commits merge into (metrics accumulate on the dates the batch
-touches; sessions merge with the stored sessions its events can reach), and the tables' logs.
+streaming/microbatch.py): the engine's dedup state (every event id ever accepted, RocksDB), the
+gold rows its commits merge into (metrics accumulate on the dates the batch touches; sessions
+merge with, and distinct users are counted against, the stored sessions its events can reach),
+and the tables' logs.
 So, for each history size H, on a fresh lake:
 
 1. silver gets H valid, distinct events ending where the new events start (same density: a
    longer history is more days), and gold gets their metrics and sessions from the shared batch
    arithmetic (eo/core/transforms/, as the rebuild computes them);
-2. the seed gets silver's ids and user tuples (ops/reset.py `write_seed`), and the job
-   (spark-submit, --until-caught-up) reads them into its engine state as after a `streaming
-   reset`, its topic still empty: the state holds H ids and their user tuples;
+2. the seed gets silver's ids (ops/reset.py `write_seed`), and the job (spark-submit,
+   --until-caught-up) reads them into its engine state as after a `streaming reset`, its topic
+   still empty: the state holds H ids;
 3. the same new events are loaded into the topic, and the job, restarted on that checkpoint,
    streams them in batches of the same size; their users continue the history's sessions.
 

@@ -145,12 +145,12 @@ def _profile_lines(result: dict) -> list[str]:
         "",
         "## Profile of a micro-batch (throughput run, all guarantees)",
         "",
-        "The job's own seconds per batch (read: the Spark job with both states and the trip to Arrow; "
-        "commit: the five delta-rs commits), the engine's work around it, and each state's RocksDB "
-        "lookups + writes + commit in task seconds (summed over its partitions).",
+        "The job's own seconds per batch (read: the Spark job with the engine's state and the tasks' "
+        "writes; commit: the five delta-rs commits), the engine's work around it, and the state's "
+        "RocksDB lookups + writes + commit in task seconds (summed over its partitions).",
         "",
-        "| batch | records | job s (read + commit) | around it s | state 1 (event ids) | state 2 (user tuples) |",
-        "|---|---|---|---|---|---|",
+        "| batch | records | job s (read + commit) | around it s | state (event ids) |",
+        "|---|---|---|---|---|",
     ]
     for line in run.get("batch_lines", []):
         e = engine.get(line["batch"])
@@ -160,7 +160,7 @@ def _profile_lines(result: dict) -> list[str]:
         states = {s["state"]: s for s in e["states"]}
         lines.append(
             f"| {line['batch']} | {line['records']:,} | {line['seconds']:.2f} ({steps}) | "
-            f"{sum(e['around_s'].values()):.2f} | {_state_cell(states.get(1))} | {_state_cell(states.get(2))} |"
+            f"{sum(e['around_s'].values()):.2f} | {_state_cell(states.get(1))} |"
         )
     return lines
 

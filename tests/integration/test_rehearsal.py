@@ -29,7 +29,7 @@ def test_a_rehearsal_reads_the_stored_sessions_and_leaves_nothing_behind(spark, 
 
     before = (sessions.version(), sorted(sessions.file_uris()), on_disk())
     rehearsed = rehearse(spark, pipeline)
-    # It read records and its tasks wrote files: the two states were opened, and their maintenance started.
+    # It read records and its tasks wrote files: the state was opened, and its maintenance started.
     assert rehearsed.records > 0 and rehearsed.files > rehearsed.merged > 0, rehearsed
     # Its last batch ran again from the scratch checkpoint, alone: not the records read before it.
     assert 0 < rehearsed.replayed < rehearsed.records, rehearsed

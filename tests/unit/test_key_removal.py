@@ -32,6 +32,7 @@ def sessions(*rows: tuple[str, int]) -> pa.Table:
             "session_date": [s.date() for s in starts],
             "events": [1] * len(rows),
             "revenue": [None] * len(rows),
+            "metric_keys": [[f"c1|click|{s:%Y-%m-%dT%H:%M}"] for s in starts],
         },
         schema=USER_SESSIONS_SCHEMA,
     )

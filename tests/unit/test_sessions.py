@@ -20,7 +20,9 @@ from eo.core.transforms.sessions import (
 pytestmark = pytest.mark.unit
 
 T0 = dt.datetime(2026, 11, 20, 23, 50, 0, tzinfo=dt.UTC)
-SCHEMA = "event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, price DECIMAL(10,2)"
+SCHEMA = (
+    "event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, price DECIMAL(10,2), campaign_id STRING"
+)
 ARROW = pa.schema(
     [
         ("event_id", pa.string()),
@@ -28,6 +30,7 @@ ARROW = pa.schema(
         ("event_time", pa.timestamp("us", tz="UTC")),
         ("user_id", pa.string()),
         ("price", pa.decimal128(10, 2)),
+        ("campaign_id", pa.string()),
     ]
 )
 
@@ -39,18 +42,27 @@ def at(minutes: float) -> dt.datetime:
 def test_a_gap_of_exactly_30_minutes_starts_a_new_session(spark):
     events = spark.createDataFrame(
         [
-            ("1", "impression", at(0), "u1", None),
-            ("2", "purchase", at(29.99), "u1", Decimal("2.50")),  # just inside the gap
-            ("3", "impression", at(59.99), "u1", None),  # exactly 30 minutes later: new session
-            ("4", "impression", at(5), "u2", None),
+            ("1", "impression", at(0), "u1", None, "c1"),
+            ("2", "purchase", at(29.99), "u1", Decimal("2.50"), "c|2"),  # just inside the gap
+            ("3", "impression", at(59.99), "u1", None, "c1"),  # exactly 30 minutes later: new session
+            ("4", "impression", at(5), "u2", None, "c1"),
+            ("5", "impression", at(5.5), "u2", None, "c1"),  # the same metric key: kept once
         ],
         SCHEMA,
     )
     expected = spark.createDataFrame(
         [
-            ("u1", at(0), at(29.99), at(0).date(), 2, Decimal("2.50")),
-            ("u1", at(59.99), at(59.99), at(59.99).date(), 1, Decimal("0.00")),
-            ("u2", at(5), at(5), at(5).date(), 1, Decimal("0.00")),
+            (
+                "u1",
+                at(0),
+                at(29.99),
+                at(0).date(),
+                2,
+                Decimal("2.50"),
+                ["c1|impression|2026-11-20T23:50", "c|2|purchase|2026-11-21T00:19"],
+            ),
+            ("u1", at(59.99), at(59.99), at(59.99).date(), 1, Decimal("0.00"), ["c1|impression|2026-11-21T00:49"]),
+            ("u2", at(5), at(5.5), at(5).date(), 2, Decimal("0.00"), ["c1|impression|2026-11-20T23:55"]),
         ],
         USER_SESSIONS.ddl,
     )
@@ -58,7 +70,9 @@ def test_a_gap_of_exactly_30_minutes_starts_a_new_session(spark):
 
 
 def test_sessions_cross_midnight_and_are_dated_by_their_start(spark):
-    events = spark.createDataFrame([("1", "click", at(5), "u1", None), ("2", "click", at(25), "u1", None)], SCHEMA)
+    events = spark.createDataFrame(
+        [("1", "click", at(5), "u1", None, "c1"), ("2", "click", at(25), "u1", None, "c1")], SCHEMA
+    )
     (row,) = user_sessions(events).collect()
     assert row.session_date == dt.date(2026, 11, 20) and row.session_end.date() == dt.date(2026, 11, 21)
 
@@ -69,7 +83,8 @@ def random_events(rng: random.Random, n: int) -> pa.Table:
     for i in range(n):
         kind = rng.choice(["impression", "click", "purchase"])
         price = Decimal(rng.randint(0, 10**5)) / 100 if kind == "purchase" else None
-        rows.append((f"e{i}", kind, at(rng.uniform(0, 24 * 60)), f"u{rng.randint(0, 3)}", price))
+        when = at(rng.uniform(0, 24 * 60))
+        rows.append((f"e{i}", kind, when, f"u{rng.randint(0, 3)}", price, f"c{rng.randint(0, 2)}"))
     return pa.Table.from_pylist([dict(zip(ARROW.names, r, strict=True)) for r in rows], ARROW)
 
 
@@ -103,15 +118,15 @@ def test_merging_micro_batches_into_stored_sessions_equals_recomputing_everythin
 
 def test_a_late_event_between_two_sessions_joins_them_and_replaces_both():
     first = pa.Table.from_pylist(
-        [dict(zip(ARROW.names, r, strict=True)) for r in [("a", "click", at(0), "u1", None)]], ARROW
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("a", "click", at(0), "u1", None, "c1")]], ARROW
     )
     second = pa.Table.from_pylist(
-        [dict(zip(ARROW.names, r, strict=True)) for r in [("b", "click", at(50), "u1", None)]], ARROW
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("b", "click", at(50), "u1", None, "c1")]], ARROW
     )
     stored = sessionize(as_intervals(pa.concat_tables([first, second])))
     assert stored.num_rows == 2
     late = pa.Table.from_pylist(
-        [dict(zip(ARROW.names, r, strict=True)) for r in [("c", "purchase", at(25), "u1", Decimal("1.25"))]],
+        [dict(zip(ARROW.names, r, strict=True)) for r in [("c", "purchase", at(25), "u1", Decimal("1.25"), "c1")]],
         ARROW,
     )
     merged, replaced = merged_with(stored, as_intervals(late))

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.unit
 T0 = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
 EVENTS = pa.schema(
     [("user_id", pa.string()), ("event_time", pa.timestamp("us", tz="UTC")), ("event_type", pa.string()),
-     ("price", pa.decimal128(10, 2))]
+     ("price", pa.decimal128(10, 2)), ("campaign_id", pa.string())]
 )  # fmt: skip
 
 
@@ -42,7 +42,8 @@ def events(rng: random.Random, n: int, users: int, hours: int, start=T0) -> pa.T
         kind = rng.choice(["impression", "click", "purchase"])
         price = Decimal(rng.randint(1, 9999)) / 100 if kind == "purchase" else None
         when = start + dt.timedelta(minutes=rng.randint(0, hours * 60))
-        rows.append({"user_id": f"u{rng.randrange(users)}", "event_time": when, "event_type": kind, "price": price})
+        user = f"u{rng.randrange(users)}"
+        rows.append({"user_id": user, "event_time": when, "event_type": kind, "price": price, "campaign_id": "c1"})
     return pa.Table.from_pylist(rows, EVENTS)
 
 
@@ -121,15 +122,15 @@ def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
 def test_a_long_session_started_days_before_is_found(tmp_path):
     """Pruning is by a session's end, not its date partition: a session that started three days
     before and is still open is reached by a new event."""
+    click = {"event_type": "click", "price": None, "campaign_id": "c1"}
     long = sessions_as_intervals(sessionize(as_intervals(pa.Table.from_pylist(
-        [{"user_id": "u1", "event_time": T0 + dt.timedelta(minutes=20 * i), "event_type": "click", "price": None}
-         for i in range(3 * 72)], EVENTS))))  # fmt: skip
-    other = as_intervals(pa.Table.from_pylist(
-        [{"user_id": "u2", "event_time": T0, "event_type": "click", "price": None}], EVENTS))  # fmt: skip
+        [{"user_id": "u1", "event_time": T0 + dt.timedelta(minutes=20 * i), **click} for i in range(3 * 72)],
+        EVENTS))))  # fmt: skip
+    other = as_intervals(pa.Table.from_pylist([{"user_id": "u2", "event_time": T0, **click}], EVENTS))
     table = stored_table(tmp_path / "sessions", sessionize(pa.concat_tables([long, other])), commits=1)
     late = pa.Table.from_pylist(
         [{"user_id": "u1", "event_time": T0 + dt.timedelta(hours=72, minutes=5), "event_type": "purchase",
-          "price": Decimal("3.00")}], EVENTS)  # fmt: skip
+          "price": Decimal("3.00"), "campaign_id": "c1"}], EVENTS)  # fmt: skip
     found, merged, replaced = in_tasks(pinned(table), late, 2, random.Random(0))
     assert found["user_id"].to_pylist() == ["u1"]
     assert found["session_start"].to_pylist()[0] == T0
@@ -149,7 +150,7 @@ def test_a_task_reads_the_version_it_is_given(tmp_path):
     after = pinned(table)
     assert after.version == before.version + 1
     probe = pa.Table.from_pylist([{"user_id": "u9", "event_time": T0 + dt.timedelta(hours=3, minutes=10),
-                                   "event_type": "click", "price": None}], EVENTS)  # fmt: skip
+                                   "event_type": "click", "price": None, "campaign_id": "c1"}], EVENTS)  # fmt: skip
     rng = random.Random(0)
     # The same worker, asked for the older version, then the newer, then the older again.
     assert in_tasks(before, probe, 1, rng)[0].num_rows == 0

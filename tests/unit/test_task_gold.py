@@ -1,7 +1,8 @@
 """Gold's arithmetic where the rows are: each task of a micro-batch adds up its own new events
-(streaming/task_writes.py `gold_parts`), distinct users counted from the user tuples the second
-state lets through (`user_tuple_rows`, `opened`) or, in the lab's unguarded job, from EU rows; the
-driver adds up the tasks' metric rows, and the tasks' sessions reach their users' owners whole."""
+(streaming/task_writes.py `gold_parts`), the sessions' owners count the users new to each minute
+against the stored sessions (`new_user_tuples`) or, in the lab's unguarded job, the tasks count EU
+rows; the driver adds up the tasks' metric rows, and the tasks' sessions reach their users' owners
+whole."""
 
 import datetime as dt
 import random
@@ -11,17 +12,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, window_start
+from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, users_added, window_start
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
     as_intervals,
     merged_with,
+    near,
+    new_user_tuples,
     sessionize,
     sessions_as_intervals,
 )
 from streaming.parts import PARTS, packed, part_sizes, unpacked
 from streaming.session_merge import user_partition
-from streaming.task_writes import NO_TUPLES, gold_parts, opened, user_tuple_rows
+from streaming.task_writes import NO_TUPLES, gold_parts
 
 pytestmark = pytest.mark.unit
 
@@ -87,55 +90,80 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
     assert rows(sessions) == rows(sessionize(as_intervals(events)))
 
 
-def second_state(tuple_rows: pa.Table, counted: set[tuple]) -> pa.Table:
-    """What the stream's second state lets through of the writers' tuple rows: each tuple once,
-    and none that it held before (`counted`) or that a seed row brings."""
-    seen, kept = set(counted), []
-    rows = tuple_rows.to_pylist()
-    for row in sorted(rows, key=lambda r: not r["_seed"]):  # the seed's rows first
-        key = (row["campaign_id"], row["event_type"], row["_minute"], row["user_id"])
-        if key not in seen and not row["_seed"]:
-            kept.append(row)
-        seen.add(key)
-    return pa.Table.from_pylist(kept, tuple_rows.schema)
-
-
-def tuple_keys(tuples: pa.Table) -> list[tuple]:
-    """(campaign, type, minute in microseconds, user) of `user_tuples` rows."""
-    minutes = tuples["window_start"].cast(UTC).cast(pa.int64()).to_pylist()
-    return list(
-        zip(
-            tuples["campaign_id"].to_pylist(),
-            tuples["event_type"].to_pylist(),
-            minutes,
-            tuples["user_id"].to_pylist(),
-            strict=True,
-        )
-    )
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_distinct_users_from_the_new_tuples_add_up_to_the_batch(seed):
-    """The stream's writers count no user (`NO_TUPLES`); each returns its tuples, a tuple often in
-    several tasks, some held by the seed or by earlier batches. Counted once each after the second
-    state, in any task (`opened`), distinct users add up to those of the batch's live events whose
-    tuples were new."""
+@pytest.mark.parametrize("seed", range(8))
+def test_the_users_new_to_each_minute_add_up_to_the_batch(seed):
+    """The stream's writers count no user (`NO_TUPLES`); each owner counts, of its users' new
+    intervals, the metric keys that none of the user's stored sessions it reaches holds. Over
+    tasks and owners at random, with earlier events of the same users in the same minutes, hours
+    before and after, the distinct users added are those of all the events less those of the
+    earlier ones, key by key."""
     rng = random.Random(seed)
-    events = random_events(rng, 500)
-    from_seed = pa.array([rng.random() < 0.1 for _ in range(events.num_rows)])
-    rows = events.append_column("_kind", pa.array(["E"] * events.num_rows)).append_column("_seed", from_seed)
-    live = rows.filter(pc.invert(from_seed))
-    counted = {key for key in tuple_keys(user_tuples(events)) if rng.random() < 0.2}  # earlier batches'
-    tasks = spread(rng, rows, rng.randint(1, 6))
-    parts = [t for task in tasks for t in gold_parts(task.filter(pc.invert(task["_seed"])), counted=NO_TUPLES)]
-    new = second_state(pa.concat_tables([user_tuple_rows(task) for task in tasks]), counted)
-    parts += [pa.Table.from_batches(list(opened(iter(p.to_batches())))) for p in spread(rng, new, 3) if p.num_rows]
+    events = random_events(rng, 600)
+    earlier = pc.less(pa.array([rng.random() for _ in range(events.num_rows)]), 0.5)
+    old, new = events.filter(earlier), events.filter(pc.invert(earlier))
+    stored = sessionize(as_intervals(old))
+    owners = rng.randint(1, 5)
+    rows = new.append_column("_kind", pa.array(["E"] * new.num_rows))
+    parts = [t for task in spread(rng, rows, rng.randint(1, 6)) for t in gold_parts(task, owners, counted=NO_TUPLES)]
+    out = pa.concat_tables(parts)
+    sent = out.filter(pc.equal(out["_part"], "S"))
+    for owner in set(sent["_bucket"].to_pylist()):
+        intervals = unpacked(sent.filter(pc.equal(sent["_bucket"], owner)), "S")
+        tuples = new_user_tuples(near(stored, intervals), intervals)
+        parts.append(packed("M", users_added(tuples)))
     metrics = added_up(unpacked(pa.concat_tables(parts), "M"))
 
-    seeded = set(tuple_keys(user_tuples(rows.filter(from_seed))))
-    live_tuples = user_tuples(live)
-    is_new = pa.array([key not in counted | seeded for key in tuple_keys(live_tuples)], pa.bool_())
-    assert _sorted(metrics) == _sorted(minute_metrics(live, live_tuples.filter(is_new)))
+    before = {
+        (r["campaign_id"], r["event_type"], r["window_start"]): r
+        for r in minute_metrics(old, user_tuples(old)).to_pylist()
+    }
+    after = minute_metrics(events, user_tuples(events)).to_pylist()
+    expected = []
+    for row in after:
+        was = before.get((row["campaign_id"], row["event_type"], row["window_start"]))
+        if was is None or was["events"] != row["events"]:  # a key the new events touch
+            gone = {} if was is None else was
+            expected.append(
+                {
+                    **row,
+                    "events": row["events"] - gone.get("events", 0),
+                    "distinct_users": row["distinct_users"] - gone.get("distinct_users", 0),
+                    "revenue": row["revenue"] - gone.get("revenue", 0),
+                }
+            )
+    assert _sorted(metrics) == _sorted(pa.Table.from_pylist(expected, metrics.schema))
+    assert pc.sum(metrics["distinct_users"]).as_py() < user_tuples(new).num_rows  # some users were not new
+
+
+def test_a_user_is_new_to_a_minute_once_whatever_stored_session_holds_it():
+    """new_user_tuples, by hand: a key held by the user's stored session is not new, the same key
+    of another user is, and a user's key in two new intervals counts once."""
+    at = lambda minute: T0 + dt.timedelta(minutes=minute)  # noqa: E731
+    old = pa.Table.from_pylist(
+        [
+            {"event_id": "o1", "event_type": "click", "event_time": at(0), "user_id": "u1", "campaign_id": "c|1"},
+            {"event_id": "o2", "event_type": "click", "event_time": at(5), "user_id": "u2", "campaign_id": "c2"},
+        ],
+        E_ROWS,
+    )
+    new = pa.Table.from_pylist(
+        [
+            {"event_id": "n1", "event_type": "click", "event_time": at(0.5), "user_id": "u1", "campaign_id": "c|1"},
+            {"event_id": "n2", "event_type": "click", "event_time": at(0.2), "user_id": "u3", "campaign_id": "c|1"},
+            {"event_id": "n3", "event_type": "view", "event_time": at(0.9), "user_id": "u1", "campaign_id": "c|1"},
+            {"event_id": "n4", "event_type": "click", "event_time": at(5.5), "user_id": "u2", "campaign_id": "c2"},
+            {"event_id": "n5", "event_type": "click", "event_time": at(90), "user_id": "u2", "campaign_id": "c2"},
+            {"event_id": "n6", "event_type": "click", "event_time": at(90.1), "user_id": "u2", "campaign_id": "c2"},
+        ],
+        E_ROWS,
+    )
+    stored, intervals = sessionize(as_intervals(old)), sessions_as_intervals(sessionize(as_intervals(new)))
+    found = new_user_tuples(near(stored, intervals), intervals)
+    got = sorted((r["user_id"], r["campaign_id"], r["event_type"], r["window_start"]) for r in found.to_pylist())
+    minute = window_start(pa.array([at(0)], UTC))[0].as_py()
+    later = window_start(pa.array([at(90)], UTC))[0].as_py()
+    assert got == [("u1", "c|1", "view", minute), ("u2", "c2", "click", later), ("u3", "c|1", "click", minute)]
+    assert new_user_tuples(stored.slice(0, 0), intervals.slice(0, 0)).num_rows == 0
 
 
 def _sorted(table: pa.Table) -> list[dict]:
@@ -231,7 +259,7 @@ def test_each_part_comes_back_from_its_packing_as_it_went_in():
         shuffled = table.take(pa.array(rng.sample(range(table.num_rows), table.num_rows)))
         back = unpacked(packed(part, shuffled), part)
         assert back.schema == PARTS[part]
-        key = [(name, "ascending") for name in back.column_names if name != "revenue"]
+        key = [(name, "ascending") for name in back.column_names if name not in ("revenue", "metric_keys")]
         assert back.sort_by(key).to_pylist() == table.sort_by(key).to_pylist()
         assert "revenue" not in back.column_names or back.filter(pc.is_null(back["revenue"])).num_rows >= 1
     spans = pc.subtract(parts["S"]["end"], parts["S"]["start"])

@@ -10,7 +10,7 @@ from deltalake import DeltaTable
 from batch.rebuild import rebuild
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from eo.runtime.hooks import Hooks, install
-from tests.helpers import event, micro_batch, prepare_lake, records, sorted_rows, stream
+from tests.helpers import BASE, event, micro_batch, prepare_lake, records, sorted_rows, stream
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]
 
@@ -43,6 +43,7 @@ def files_on_disk(settings, table) -> set[str]:
     [
         "events.after_files_written",
         "events.after_bronze_commit",
+        "events.after_metrics_commit",
         "events.after_sessions_rewritten",
         "events.after_user_sessions_commit",
     ],
@@ -65,6 +66,32 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
     assert files_on_disk(lake, BRONZE) - committed
     rebuild(spark, lake)
     for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
+        assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
+
+
+@pytest.mark.parametrize(
+    "where", ["events.after_files_written", "events.after_metrics_commit", "events.after_user_sessions_commit"]
+)
+def test_a_crash_between_golds_commits_counts_each_user_once(spark, lake, where):
+    """The second batch brings u1 again in the minute its stored session already counts it in, and
+    u2 for the first time. Killed between gold's commits and replayed, the batch's distinct users
+    are those it counted against the sessions it first read: u2 only."""
+    prepare_lake(spark, lake)
+    batch = micro_batch(lake, log_progress=False)
+    stream(spark, lake, [records([event("a", 0, user="u1")])], batch)
+    previous = install(CrashOnce(where))
+    try:
+        with pytest.raises(Exception, match="crash at"):
+            stream(spark, lake, [records([event("b", 0.5, user="u1"), event("c", 0.2, user="u2")])], batch)
+        stream(spark, lake, [[]], batch)
+    finally:
+        install(previous)
+    assert [(m.events, m.distinct_users) for m in sorted_rows(spark, lake, CAMPAIGN_MINUTE_METRICS)] == [(3, 2)]
+    sessions = [(s.user_id, s.events, list(s.metric_keys)) for s in sorted_rows(spark, lake, USER_SESSIONS)]
+    minute = "c001|impression|" + BASE.strftime("%Y-%m-%dT%H:%M")
+    assert sessions == [("u1", 2, [minute]), ("u2", 1, [minute])]
+    rebuild(spark, lake)
+    for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS):
         assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
 
 STATUSES = ("match", "missing", "extra", "different")
 STREAM, BATCH = "stream_", "batch_"
@@ -13,6 +14,14 @@ STREAM, BATCH = "stream_", "batch_"
 
 def value_columns(batch: DataFrame, key: Sequence[str]) -> list[str]:
     return [c for c in batch.columns if c not in key]
+
+
+def _comparable(frame: DataFrame, column: str) -> Column:
+    """A column as the two sides are compared: a list (user_sessions' metric_keys) as its JSON
+    text, which Great Expectations compares as a value (the lists are sorted on both sides)."""
+    if isinstance(frame.schema[column].dataType, ArrayType):
+        return F.to_json(F.col(column))
+    return F.col(column)
 
 
 def table_diff(stream: DataFrame, batch: DataFrame, key: Sequence[str]) -> DataFrame:
@@ -27,8 +36,8 @@ def table_diff(stream: DataFrame, batch: DataFrame, key: Sequence[str]) -> DataF
     """
     key = list(key)
     values = value_columns(batch, key)
-    s = stream.select(*key, F.lit(1).alias("in_stream"), *[F.col(c).alias(STREAM + c) for c in values])
-    b = batch.select(*key, F.lit(1).alias("in_batch"), *[F.col(c).alias(BATCH + c) for c in values])
+    s = stream.select(*key, F.lit(1).alias("in_stream"), *[_comparable(stream, c).alias(STREAM + c) for c in values])
+    b = batch.select(*key, F.lit(1).alias("in_batch"), *[_comparable(batch, c).alias(BATCH + c) for c in values])
     same = F.lit(True)
     for c in values:
         same = same & F.col(STREAM + c).eqNullSafe(F.col(BATCH + c))

@@ -6,10 +6,11 @@ time (`campaign_minute_metrics`, with Spark's applyInArrow); the stream applies 
 micro-batch's new events and adds the result to gold (streaming/microbatch.py).
 
 The stream runs it where the rows are: each task of a micro-batch applies it to its own new
-events and user tuples, and the driver adds the tasks' rows up (`added_up`), one row per key.
-Distinct users add up across tasks and micro-batches because the stream passes `minute_metrics` only the
-(campaign, type, minute, user) tuples its engine state has never seen (streaming/plan.py); the
-batch passes every tuple once (`user_tuples`).
+events, and the driver adds the tasks' rows up (`added_up`), one row per key. Distinct users add
+up across tasks and micro-batches because the stream counts only the (campaign, type, minute,
+user) tuples that no stored session of the user holds, each once, in the task that owns the user
+(`users_added`; eo/core/transforms/sessions.py `new_user_tuples`); the batch passes every tuple
+once (`user_tuples`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,21 @@ def minute_metrics(events: pa.Table, users: pa.Table) -> pa.Table:
             "events": pc.fill_null(joined["_revenue_count"], 0),
             "distinct_users": pc.fill_null(joined["user_id_count"], 0),
             "revenue": pc.cast(pc.fill_null(joined["_revenue_sum"], 0), REVENUE),
+        }
+    )
+
+
+def users_added(tuples: pa.Table) -> pa.Table:
+    """User tuples new to their keys (METRIC_KEY + user_id, each once) -> rows of `minute_metrics`
+    that add only distinct users."""
+    counts = tuples.group_by(METRIC_KEY).aggregate([("user_id", "count")])
+    return pa.table(
+        {
+            **{name: counts[name] for name in METRIC_KEY},
+            "window_date": pc.cast(counts["window_start"], pa.date32()),
+            "events": pa.repeat(pa.scalar(0, pa.int64()), counts.num_rows),
+            "distinct_users": counts["user_id_count"],
+            "revenue": pa.repeat(pa.scalar(0, REVENUE), counts.num_rows),
         }
     )
 

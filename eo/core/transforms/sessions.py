@@ -11,6 +11,11 @@ is determined by the intervals it joins, so merging a stored session with new ev
 same session as recomputing it from all of its events, whatever the lateness. For the same
 reason the stream's tasks may sessionize their own events first: the users' owners merge
 intervals, not events (streaming/session_merge.py).
+
+Each session also keeps `metric_keys`: the campaign_minute_metrics keys its events count the user
+in. A user is new to a minute's distinct users exactly when none of the user's stored sessions
+holds the key, and every stored event in the same minute as a new one is within the gap of it:
+the stored sessions a batch merges with are the only ones to look at (`new_user_tuples`).
 """
 
 from __future__ import annotations
@@ -25,15 +30,50 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from eo.core.tables import SESSION_GAP_MINUTES, USER_SESSIONS
-from eo.core.transforms.metrics import REVENUE, purchase_revenue
+from eo.core.transforms.metrics import METRIC_KEY, REVENUE, purchase_revenue, window_start
 
 GAP = dt.timedelta(minutes=SESSION_GAP_MINUTES)
 SESSION_KEY = list(USER_SESSIONS.key)
 GROUPS = 16  # user groups per batch rebuild: each one a call of sessionize
 TIME = pa.timestamp("us", tz="UTC")
+METRIC_KEYS = pa.list_(pa.string())
+MINUTE_TEXT = "%Y-%m-%dT%H:%M"  # a metric key's minute, UTC
 INTERVALS = pa.schema(
-    [("user_id", pa.string()), ("start", TIME), ("end", TIME), ("events", pa.int64()), ("revenue", REVENUE)]
+    [
+        ("user_id", pa.string()),
+        ("start", TIME),
+        ("end", TIME),
+        ("events", pa.int64()),
+        ("revenue", REVENUE),
+        ("metric_keys", METRIC_KEYS),
+    ]
 )
+
+
+def metric_key_texts(events: pa.Table) -> pa.ChunkedArray:
+    """Each event's campaign_minute_metrics key as one string: "campaign|type|minute"."""
+    minute = pc.strftime(window_start(events["event_time"].cast(TIME)), format=MINUTE_TEXT)
+    return pc.binary_join_element_wise(events["campaign_id"], events["event_type"], minute, "|")
+
+
+_NO_KEYS = {
+    "campaign_id": pa.array([], pa.string()),
+    "event_type": pa.array([], pa.string()),
+    "window_start": pa.array([], TIME),
+}
+
+
+def metric_keys_of_texts(texts: pa.Array | pa.ChunkedArray) -> pa.Table:
+    """Metric keys as strings -> METRIC_KEY columns (a campaign may hold "|": split from the right)."""
+    parts = pc.split_pattern(texts, "|", max_splits=2, reverse=True)
+    minute = pc.strptime(pc.list_element(parts, 2), format=MINUTE_TEXT, unit="us")
+    return pa.table(
+        {
+            "campaign_id": pc.list_element(parts, 0),
+            "event_type": pc.list_element(parts, 1),
+            "window_start": minute.cast(TIME),
+        }
+    )
 
 
 def as_intervals(events: pa.Table) -> pa.Table:
@@ -46,9 +86,20 @@ def as_intervals(events: pa.Table) -> pa.Table:
             "end": times,
             "events": pa.array(np.ones(events.num_rows, dtype=np.int64)),
             "revenue": pc.cast(purchase_revenue(events), REVENUE),
+            "metric_keys": _one_each(metric_key_texts(events)),
         },
         schema=INTERVALS,
     )
+
+
+def _flat(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def _one_each(values: pa.ChunkedArray) -> pa.ListArray:
+    """A list of one value per value."""
+    flat = _flat(values)
+    return pa.ListArray.from_arrays(pa.array(np.arange(len(flat) + 1, dtype=np.int32)), flat)
 
 
 def sessions_as_intervals(sessions: pa.Table) -> pa.Table:
@@ -59,6 +110,7 @@ def sessions_as_intervals(sessions: pa.Table) -> pa.Table:
             "end": sessions["session_end"].cast(TIME),
             "events": sessions["events"].cast(pa.int64()),
             "revenue": sessions["revenue"].cast(REVENUE),
+            "metric_keys": sessions["metric_keys"].cast(METRIC_KEYS),
         },
         schema=INTERVALS,
     )
@@ -91,6 +143,7 @@ def sessionize(intervals: pa.Table) -> pa.Table:
     merged = numbered.group_by(["user_id", "_session"]).aggregate(
         [("start", "min"), ("end", "max"), ("events", "sum"), ("revenue", "sum")]
     )
+    keys = _keys_by_session(_flat(numbered["_session"]), _flat(numbered["metric_keys"]))
     return pa.table(
         {
             "user_id": merged["user_id"],
@@ -99,9 +152,43 @@ def sessionize(intervals: pa.Table) -> pa.Table:
             "session_date": pc.cast(merged["start_min"], pa.date32()),
             "events": merged["events_sum"],
             "revenue": pc.cast(merged["revenue_sum"], REVENUE),
+            "metric_keys": keys.take(pc.subtract(merged["_session"], 1)),
         },
         schema=USER_SESSIONS_SCHEMA,
     )
+
+
+def _keys_by_session(sessions: pa.Array, keys: pa.ListArray) -> pa.ListArray:
+    """For sessions numbered 1..n (`sessions`, one per interval) and each interval's metric keys:
+    session i's keys at position i - 1, distinct and sorted (stream and batch store alike)."""
+    count = pc.max(sessions).as_py()
+    pairs = pa.table({"_session": sessions.take(pc.list_parent_indices(keys)), "key": pc.list_flatten(keys)})
+    pairs = pairs.group_by(["_session", "key"]).aggregate([]).sort_by([("_session", "ascending"), ("key", "ascending")])
+    sizes = np.bincount(pairs["_session"].to_numpy(), minlength=count + 1)[1:]
+    offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32))
+    return pa.ListArray.from_arrays(offsets, pairs["key"].combine_chunks())
+
+
+def _user_keys(users: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array) -> pa.Table:
+    """(user_id, key) for each metric key in each user's lists, once."""
+    users, keys = _flat(users), _flat(keys)
+    pairs = pa.table({"user_id": users.take(pc.list_parent_indices(keys)), "key": pc.list_flatten(keys)})
+    return pairs.group_by(["user_id", "key"]).aggregate([])
+
+
+def new_user_tuples(stored: pa.Table, intervals: pa.Table) -> pa.Table:
+    """The users new intervals add to each minute's distinct users: (METRIC_KEY, user_id) for each
+    metric key of a user's intervals that none of the user's stored sessions holds, once each.
+
+    `stored` must hold the user's stored sessions the intervals reach (`near`): an earlier event of
+    the user in the same minute is within the gap of the new one, so its session is among them."""
+    fresh = _user_keys(intervals["user_id"], intervals["metric_keys"])
+    if stored.num_rows:
+        held = _user_keys(stored["user_id"], stored["metric_keys"].cast(METRIC_KEYS))
+        fresh = fresh.join(held, ["user_id", "key"], join_type="left anti")
+    keys = metric_keys_of_texts(fresh["key"]) if fresh.num_rows else None
+    columns = {name: keys[name] for name in METRIC_KEY} if keys is not None else _NO_KEYS
+    return pa.table({**columns, "user_id": fresh["user_id"]})
 
 
 def near(sessions: pa.Table, intervals: pa.Table) -> pa.Table:
@@ -110,13 +197,16 @@ def near(sessions: pa.Table, intervals: pa.Table) -> pa.Table:
     if sessions.num_rows == 0 or intervals.num_rows == 0:
         return sessions.slice(0, 0)
     bounds = intervals.group_by("user_id").aggregate([("start", "min"), ("end", "max")])
-    joined = sessions.join(bounds, "user_id", join_type="inner")
+    # Joined without the sessions' other columns: a join carries no list (metric_keys).
+    spans = sessions.select(["user_id", "session_start", "session_end"])
+    spans = spans.append_column("_row", pa.array(np.arange(sessions.num_rows)))
+    joined = spans.join(bounds, "user_id", join_type="inner")
     gap = pa.scalar(GAP, pa.duration("us"))
     reach = pc.and_(
         pc.greater_equal(joined["session_end"], pc.subtract(joined["start_min"], gap)),
         pc.less_equal(joined["session_start"], pc.add(joined["end_max"], gap)),
     )
-    return joined.filter(reach).select(sessions.column_names)
+    return sessions.take(np.sort(joined.filter(reach)["_row"].to_numpy()))
 
 
 def merged_with(stored: pa.Table, intervals: pa.Table) -> tuple[pa.Table, pa.Table]:
@@ -133,7 +223,7 @@ def _sessions_of_group(events: pa.Table) -> pa.Table:
 
 def user_sessions(events: DataFrame) -> DataFrame:
     """The batch execution: every user's events in one group, `sessionize` per group."""
-    columns = events.select("user_id", "event_time", "event_type", "price")
+    columns = events.select("user_id", "event_time", "event_type", "price", "campaign_id")
     group = F.pmod(F.xxhash64("user_id"), F.lit(GROUPS))
     return columns.groupBy(group.alias("_group")).applyInArrow(
         lambda _key, table: _sessions_of_group(table), USER_SESSIONS.ddl
@@ -148,5 +238,6 @@ USER_SESSIONS_SCHEMA = pa.schema(
         ("session_date", pa.date32()),
         ("events", pa.int64()),
         ("revenue", REVENUE),
+        ("metric_keys", METRIC_KEYS),
     ]
 )
