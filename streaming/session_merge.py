@@ -23,10 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.tables import USER_SESSIONS
-from eo.core.transforms.metrics import users_added
+from eo.core.transforms.metrics import added_up, users_added
 from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
 from eo.runtime.config import Settings
-from streaming.parts import file_rows, is_part, packed, unpacked
+from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
 from streaming.stored_sessions import SessionsAt, near_stored, schema_at
 
 
@@ -47,47 +47,60 @@ def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Tab
 def session_merger(
     settings: Settings, sessions: SessionsAt, label: str, into: str | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The function each owning task runs (DataFrame.mapInArrow over OUT rows): every row but the
-    S parts passes as it is; the S parts are merged into user_sessions, and their users new to a
-    minute counted (an M part; see the module). `label`
-    starts file names. `into`: where the merged files go, if not into the table (a rehearsal's
+    """The function each owning task runs (DataFrame.mapInArrow over OUT rows): file rows pass as
+    they are; the S parts are merged into user_sessions and their users new to a minute counted,
+    and those go out added up with the M parts it received, as one M part (see the module).
+    `label` starts file names. `into`: where the merged files go, if not into the table (a rehearsal's
     scratch folder: it reads the real table, and writes nothing there)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
 
-        from eo.runtime.data_files import write_files
-        from eo.runtime.environment import environment
-
         received = list(batches)
         if not received:
             return
         rows = pa.Table.from_batches(received)
-        sessions_parts = is_part(rows, "S")
-        yield from rows.filter(pc.invert(sessions_parts)).to_batches()
+        sessions_parts, sums = is_part(rows, "S"), is_part(rows, "M")
+        yield from rows.filter(pc.invert(pc.or_(sessions_parts, sums))).to_batches()
+        # The writers' metric sums that reached this task leave it added up, with its users: one
+        # row per key and task reaches the driver, not one per writer and another per owner.
+        metrics = [unpacked(rows.filter(sums), "M")]
         sent = rows.filter(sessions_parts)
         context = TaskContext.get()
         # A user's sessions must all reach one owner: a part sent elsewhere would be merged twice.
         if sent.num_rows and pc.any(pc.not_equal(sent["_bucket"], context.partitionId())).as_py():
             raise RuntimeError(f"session parts for other owners reached owner {context.partitionId()}")
         intervals = unpacked(sent, "S")
-        if intervals.num_rows == 0:
-            return
-        tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
-        files = environment(settings).arrow_filesystem
-        table = files(sessions.uri)
-        stored = near_stored(sessions, intervals, table)
-        if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
-            raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
-        tuples = new_user_tuples(stored, intervals)
-        if tuples.num_rows:
-            yield from packed("M", users_added(tuples)).to_batches()
-        merged, replaced = merged_with(stored, intervals)
-        schema = schema_at(sessions)
-        target = table if into is None else files(into)
-        actions = write_files(target, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
-        yield from file_rows(actions, USER_SESSIONS.name).to_batches()
-        if replaced.num_rows:
-            yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()
+        if intervals.num_rows:
+            yield from _merged(settings, sessions, label, into, context, intervals, metrics)
+        if any(m.num_rows for m in metrics):
+            found = pa.concat_tables([m.select(METRIC_PART.names).cast(METRIC_PART) for m in metrics])
+            yield from packed("M", added_up(found)).to_batches()
 
     return run
+
+
+def _merged(
+    settings: Settings, sessions: SessionsAt, label: str, into: str | None, context, intervals: pa.Table, metrics: list
+) -> Iterator[pa.RecordBatch]:
+    """One owner's merge (see the module): the merged files' add actions and the replaced keys
+    (an R part); the users it counted new to a minute go into `metrics`."""
+    from eo.runtime.data_files import write_files
+    from eo.runtime.environment import environment
+
+    tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
+    files = environment(settings).arrow_filesystem
+    table = files(sessions.uri)
+    stored = near_stored(sessions, intervals, table)
+    if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
+        raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
+    tuples = new_user_tuples(stored, intervals)
+    if tuples.num_rows:
+        metrics.append(users_added(tuples))
+    merged, replaced = merged_with(stored, intervals)
+    schema = schema_at(sessions)
+    target = table if into is None else files(into)
+    actions = write_files(target, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
+    yield from file_rows(actions, USER_SESSIONS.name).to_batches()
+    if replaced.num_rows:
+        yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()

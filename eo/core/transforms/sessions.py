@@ -52,7 +52,9 @@ INTERVALS = pa.schema(
 
 def metric_key_texts(events: pa.Table) -> pa.ChunkedArray:
     """Each event's campaign_minute_metrics key as one string: "campaign|type|minute"."""
-    minute = pc.strftime(window_start(events["event_time"].cast(TIME)), format=MINUTE_TEXT)
+    # A batch's events fall in few minutes: each is formatted once (strftime per event was 1 µs).
+    minutes = pc.dictionary_encode(_flat(window_start(events["event_time"].cast(TIME))))
+    minute = pc.strftime(minutes.dictionary, format=MINUTE_TEXT).take(minutes.indices)
     return pc.binary_join_element_wise(events["campaign_id"], events["event_type"], minute, "|")
 
 
