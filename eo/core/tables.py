@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 EVENT_TYPES = ("impression", "click", "purchase")
 SESSION_GAP_MINUTES = 30
 METRIC_WINDOW = "minute"  # campaign_minute_metrics counts events per event-time minute
+# The stream counts a window's distinct users against the stored sessions within the gap of its
+# new events (eo/core/transforms/sessions.py `new_user_tuples`): a window must be shorter than the
+# gap, so that two events in one window are always in reach of each other.
+METRIC_WINDOW_MINUTES = {"minute": 1, "hour": 60, "day": 24 * 60}[METRIC_WINDOW]
 
 # Source coordinates: where a record sat in Kafka. Bronze, silver and quarantine all carry them.
 SOURCE_COLUMNS = "kafka_topic STRING, kafka_partition INT, kafka_offset BIGINT, kafka_timestamp TIMESTAMP"

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from eo.core.tables import METRIC_WINDOW_MINUTES, SESSION_GAP_MINUTES
 from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, users_added, window_start
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
@@ -133,6 +134,12 @@ def test_the_users_new_to_each_minute_add_up_to_the_batch(seed):
             )
     assert _sorted(metrics) == _sorted(pa.Table.from_pylist(expected, metrics.schema))
     assert pc.sum(metrics["distinct_users"]).as_py() < user_tuples(new).num_rows  # some users were not new
+
+
+def test_a_metric_window_fits_in_the_session_gap():
+    """Two events of a user in one window must be within the gap of each other, or the owners
+    would not reach the earlier one's session when counting the later one."""
+    assert METRIC_WINDOW_MINUTES < SESSION_GAP_MINUTES
 
 
 def test_a_user_is_new_to_a_minute_once_whatever_stored_session_holds_it():
