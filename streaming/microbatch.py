@@ -167,8 +167,8 @@ class MicroBatch:
     def commit(
         self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int
     ) -> None:
-        """The five commits, the appends and gold at once; the first error, if any, is raised once
-        all have ended."""
+        """The three appends and gold (two commits, in order) at once; the first error, if any, is
+        raised once all have ended."""
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
             "gold": lambda: self.add_gold(written, increments, read_at, txn),
@@ -190,9 +190,16 @@ class MicroBatch:
         committed, against which every one of its users looks counted, finds its metrics committed
         too."""
         self.sessions_to_commit(read_at, txn)
-        self.add_metrics(increments, txn)
-        hooks().point("events.after_metrics_commit")  # a kill here: metrics committed, sessions not
-        self.merge_sessions(written, read_at, txn)
+
+        def metrics() -> None:
+            self.add_metrics(increments, txn)
+            hooks().point("events.after_metrics_commit")  # a kill here: metrics committed, sessions not
+
+        # The sessions' rewrite overlaps the metrics' commit; only the sessions' commit waits for it.
+        with ThreadPoolExecutor(1) as pool:
+            committed = pool.submit(metrics)
+            self.merge_sessions(written, read_at, txn, after=committed.result)
+            committed.result()  # a replay whose sessions were committed: the metrics' error, if any
 
     def sessions_to_commit(self, read_at: int, txn: Txn) -> bool:
         """Whether this batch's user_sessions are still to commit; SessionsMoved if the table moved
@@ -213,10 +220,13 @@ class MicroBatch:
         table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
         return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
 
-    def merge_sessions(self, written: task_writes.Written, read_at: int, txn: Txn) -> bool:
+    def merge_sessions(
+        self, written: task_writes.Written, read_at: int, txn: Txn, after: Callable[[], object] = lambda: None
+    ) -> bool:
         """Remove the stored sessions the tasks replaced and add the sessions they merged, in one
-        commit. The tasks read the table at version `read_at`: should anything but maintenance
-        (which keeps the rows) have committed since, the batch is read again."""
+        commit, made once `after` returns. The tasks read the table at version `read_at`: should
+        anything but maintenance (which keeps the rows) have committed since, the batch is read
+        again."""
         if not self.sessions_to_commit(read_at, txn):
             return False
         table = self.tables[USER_SESSIONS.name]
@@ -231,7 +241,7 @@ class MicroBatch:
                 written.sessions,
                 txn,
                 label,
-                before_commit=lambda: hooks().point("events.after_sessions_rewritten"),
+                before_commit=lambda: (hooks().point("events.after_sessions_rewritten"), after()),
             )
         except key_removal.TableMoved as moved:
             raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved

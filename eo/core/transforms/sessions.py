@@ -68,7 +68,8 @@ _NO_KEYS = {
 def metric_keys_of_texts(texts: pa.Array | pa.ChunkedArray) -> pa.Table:
     """Metric keys as strings -> METRIC_KEY columns (a campaign may hold "|": split from the right)."""
     parts = pc.split_pattern(texts, "|", max_splits=2, reverse=True)
-    minute = pc.strptime(pc.list_element(parts, 2), format=MINUTE_TEXT, unit="us")
+    minutes = pc.dictionary_encode(_flat(pc.list_element(parts, 2)))  # few minutes: each parsed once
+    minute = pc.strptime(minutes.dictionary, format=MINUTE_TEXT, unit="us").take(minutes.indices)
     return pa.table(
         {
             "campaign_id": pc.list_element(parts, 0),
