@@ -58,13 +58,6 @@ def metric_key_texts(events: pa.Table) -> pa.ChunkedArray:
     return pc.binary_join_element_wise(events["campaign_id"], events["event_type"], minute, "|")
 
 
-_NO_KEYS = {
-    "campaign_id": pa.array([], pa.string()),
-    "event_type": pa.array([], pa.string()),
-    "window_start": pa.array([], TIME),
-}
-
-
 def metric_keys_of_texts(texts: pa.Array | pa.ChunkedArray) -> pa.Table:
     """Metric keys as strings -> METRIC_KEY columns (a campaign may hold "|": split from the right)."""
     parts = pc.split_pattern(texts, "|", max_splits=2, reverse=True)
@@ -165,18 +158,17 @@ def _keys_by_session(sessions: pa.Array, keys: pa.ListArray) -> pa.ListArray:
     """For sessions numbered 1..n (`sessions`, one per interval) and each interval's metric keys:
     session i's keys at position i - 1, distinct and sorted (stream and batch store alike)."""
     count = pc.max(sessions).as_py()
-    pairs = pa.table({"_session": sessions.take(pc.list_parent_indices(keys)), "key": pc.list_flatten(keys)})
-    pairs = pairs.group_by(["_session", "key"]).aggregate([]).sort_by([("_session", "ascending"), ("key", "ascending")])
+    pairs = _each_key(sessions, keys, "_session").sort_by([("_session", "ascending"), ("key", "ascending")])
     sizes = np.bincount(pairs["_session"].to_numpy(), minlength=count + 1)[1:]
     offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32))
     return pa.ListArray.from_arrays(offsets, pairs["key"].combine_chunks())
 
 
-def _user_keys(users: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array) -> pa.Table:
-    """(user_id, key) for each metric key in each user's lists, once."""
-    users, keys = _flat(users), _flat(keys)
-    pairs = pa.table({"user_id": users.take(pc.list_parent_indices(keys)), "key": pc.list_flatten(keys)})
-    return pairs.group_by(["user_id", "key"]).aggregate([])
+def _each_key(owners: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array, name: str) -> pa.Table:
+    """(`name`: the owner, key) for each key in each owner's list (a row's user or session), once."""
+    owners, keys = _flat(owners), _flat(keys)
+    pairs = pa.table({name: owners.take(pc.list_parent_indices(keys)), "key": pc.list_flatten(keys)})
+    return pairs.group_by([name, "key"]).aggregate([])
 
 
 def new_user_tuples(stored: pa.Table, intervals: pa.Table) -> pa.Table:
@@ -185,13 +177,12 @@ def new_user_tuples(stored: pa.Table, intervals: pa.Table) -> pa.Table:
 
     `stored` must hold the user's stored sessions the intervals reach (`near`): an earlier event of
     the user in the same minute is within the gap of the new one, so its session is among them."""
-    fresh = _user_keys(intervals["user_id"], intervals["metric_keys"])
+    fresh = _each_key(intervals["user_id"], intervals["metric_keys"], "user_id")
     if stored.num_rows:
-        held = _user_keys(stored["user_id"], stored["metric_keys"].cast(METRIC_KEYS))
+        held = _each_key(stored["user_id"], stored["metric_keys"].cast(METRIC_KEYS), "user_id")
         fresh = fresh.join(held, ["user_id", "key"], join_type="left anti")
-    keys = metric_keys_of_texts(fresh["key"]) if fresh.num_rows else None
-    columns = {name: keys[name] for name in METRIC_KEY} if keys is not None else _NO_KEYS
-    return pa.table({**columns, "user_id": fresh["user_id"]})
+    keys = metric_keys_of_texts(fresh["key"])
+    return pa.table({**{name: keys[name] for name in METRIC_KEY}, "user_id": fresh["user_id"]})
 
 
 def near(sessions: pa.Table, intervals: pa.Table) -> pa.Table:
