@@ -55,6 +55,7 @@ from eo.runtime.hooks import hooks
 from eo.runtime.reading import classify_records
 from eo.runtime.sinks.postgres import PostgresSink
 from streaming import poison, stored_sessions, task_writes
+from streaming.session_merge import user_buckets
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
 WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
@@ -242,6 +243,7 @@ class MicroBatch:
                 txn,
                 label,
                 before_commit=lambda: (hooks().point("events.after_sessions_rewritten"), after()),
+                buckets=user_buckets(written.owners) if written.owners else None,
             )
         except key_removal.TableMoved as moved:
             raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved

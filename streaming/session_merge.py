@@ -26,8 +26,9 @@ from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.metrics import added_up, users_added
 from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
 from eo.runtime.config import Settings
+from eo.runtime.data_files import Buckets
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
-from streaming.stored_sessions import SessionsAt, near_stored, schema_at
+from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
 
 
 def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
@@ -35,6 +36,13 @@ def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.nda
     a string is keyed by a constant, not by the process)."""
     hashed = pd.util.hash_array(np.asarray(users.to_numpy(zero_copy_only=False), dtype=object))
     return (hashed % np.uint64(partitions)).astype(np.int32)
+
+
+def user_buckets(owners: int) -> Buckets:
+    """user_sessions' files laid out by owner: row group by row group, the users of one owner of
+    `owners`, so each owner of a later batch reads its own row groups alone
+    (streaming/stored_sessions.py `Owner`)."""
+    return Buckets("user_id", owners, user_partition)
 
 
 def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Table]]:
@@ -45,13 +53,14 @@ def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Tab
 
 
 def session_merger(
-    settings: Settings, sessions: SessionsAt, label: str, into: str | None = None
+    settings: Settings, sessions: SessionsAt, owners: int, label: str, into: str | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each owning task runs (DataFrame.mapInArrow over OUT rows): file rows pass as
     they are; the S parts are merged into user_sessions and their users new to a minute counted,
     and those go out added up with the M parts it received, as one M part (see the module).
-    `label` starts file names. `into`: where the merged files go, if not into the table (a rehearsal's
-    scratch folder: it reads the real table, and writes nothing there)."""
+    `owners`: how many tasks own users. `label` starts file names. `into`: where the merged files
+    go, if not into the table (a rehearsal's scratch folder: it reads the real table, and writes
+    nothing there)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from pyspark import TaskContext
@@ -72,7 +81,8 @@ def session_merger(
             raise RuntimeError(f"session parts for other owners reached owner {context.partitionId()}")
         intervals = unpacked(sent, "S")
         if intervals.num_rows:
-            yield from _merged(settings, sessions, label, into, context, intervals, metrics)
+            owner = Owner(user_buckets(owners), context.partitionId())
+            yield from _merged(settings, sessions, label, into, owner, intervals, metrics)
         if any(m.num_rows for m in metrics):
             found = pa.concat_tables([m.select(METRIC_PART.names).cast(METRIC_PART) for m in metrics])
             yield from packed("M", added_up(found)).to_batches()
@@ -81,17 +91,25 @@ def session_merger(
 
 
 def _merged(
-    settings: Settings, sessions: SessionsAt, label: str, into: str | None, context, intervals: pa.Table, metrics: list
+    settings: Settings,
+    sessions: SessionsAt,
+    label: str,
+    into: str | None,
+    owner: Owner,
+    intervals: pa.Table,
+    metrics: list,
 ) -> Iterator[pa.RecordBatch]:
     """One owner's merge (see the module): the merged files' add actions and the replaced keys
     (an R part); the users it counted new to a minute go into `metrics`."""
+    from pyspark import TaskContext
+
     from eo.runtime.data_files import write_files
     from eo.runtime.environment import environment
 
-    tag = f"{label}-s{context.partitionId():05d}-{context.taskAttemptId()}"
+    tag = f"{label}-s{owner.bucket:05d}-{TaskContext.get().taskAttemptId()}"
     files = environment(settings).arrow_filesystem
     table = files(sessions.uri)
-    stored = near_stored(sessions, intervals, table)
+    stored = near_stored(sessions, intervals, table, owner)
     if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
         raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
     tuples = new_user_tuples(stored, intervals)
@@ -100,7 +118,8 @@ def _merged(
     merged, replaced = merged_with(stored, intervals)
     schema = schema_at(sessions)
     target = table if into is None else files(into)
-    actions = write_files(target, merged.select(schema.names).cast(schema), USER_SESSIONS.partition_by, tag)
+    rows = merged.select(schema.names).cast(schema)
+    actions = write_files(target, rows, USER_SESSIONS.partition_by, tag, owner.buckets)
     yield from file_rows(actions, USER_SESSIONS.name).to_batches()
     if replaced.num_rows:
         yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()

@@ -28,6 +28,16 @@ import pyarrow.dataset as ds
 
 from eo.core.transforms.sessions import GAP, INTERVALS, TIME, near
 from eo.runtime.commits import Table
+from eo.runtime.data_files import Buckets
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The bucket of `buckets` a task owns: every user it reads sessions for is in it."""
+
+    buckets: Buckets
+    bucket: int
+
 
 # At most this many spans of time in a task's read filter (`reach_windows`).
 WINDOWS = 16
@@ -76,18 +86,34 @@ def reach_filter(intervals: pa.Table) -> ds.Expression:
     return functools.reduce(operator.or_, spans)
 
 
-def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table) -> pa.Table:
+def _owned(dataset: ds.Dataset, reach: ds.Expression, owner: Owner | None) -> ds.Dataset:
+    """The files the read can reach (by their statistics), and of those laid out by bucket
+    (eo/runtime/data_files.py `Buckets`) only the row groups of `owner`'s bucket."""
+    if owner is None:
+        return dataset
+    fragments = []
+    for fragment in dataset.get_fragments(filter=reach):
+        groups = owner.buckets.row_groups(fragment.metadata.metadata, owner.bucket)
+        if groups is None:
+            fragments.append(fragment)
+        elif groups:
+            fragments.append(fragment.subset(row_group_ids=groups))
+    return ds.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
+
+
+def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table, owner: Owner | None = None) -> pa.Table:
     """Rows of the intervals' users whose session touches the time the intervals can reach (files
-    skipped by their statistics), then the sessions the intervals reach. Rows are kept batch by
-    batch, so a task holds only its users'."""
+    skipped by their statistics, and row groups by their bucket), then the sessions the intervals
+    reach. Rows are kept batch by batch, so a task holds only its users'."""
     if intervals.num_rows == 0:
         return schema.empty_table()
     intervals = intervals.cast(INTERVALS)
     users = pc.unique(intervals["user_id"])
+    reach = reach_filter(intervals)
     kept = []
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
-    for batch in dataset.to_batches(filter=reach_filter(intervals)):
+    for batch in _owned(dataset, reach, owner).to_batches(filter=reach):
         rows = pa.Table.from_batches([batch]).cast(schema)
         kept.append(rows.filter(pc.is_in(rows["user_id"], value_set=users)))
     rows = pa.concat_tables(kept) if kept else schema.empty_table()
@@ -117,8 +143,9 @@ def schema_at(at: SessionsAt) -> pa.Schema:
     return pa.schema(_opened(at).schema().to_arrow())
 
 
-def near_stored(at: SessionsAt, intervals: pa.Table, filesystem) -> pa.Table:
-    """In a task: the stored sessions its intervals reach, read at `at`'s version."""
+def near_stored(at: SessionsAt, intervals: pa.Table, filesystem, owner: Owner | None = None) -> pa.Table:
+    """In a task: the stored sessions its intervals reach, read at `at`'s version; `owner`: the
+    bucket all the intervals' users are in (only its row groups are read where files list them)."""
     table = _opened(at)
     schema = pa.schema(table.schema().to_arrow())
-    return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals)
+    return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals, owner)

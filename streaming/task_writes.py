@@ -68,6 +68,7 @@ class Written:
     intervals: pa.Table  # without `sessions` only: the batch's sessions as intervals (INTERVALS)
     received_bytes: int  # the Arrow bytes the driver collected from the tasks
     part_bytes: dict[str, int]  # of which, what each kind of content took (`part_sizes`)
+    owners: int | None = None  # how many tasks owned the users (their files' layout, `user_buckets`)
 
     @property
     def duplicates(self) -> int:
@@ -216,12 +217,12 @@ def finish_in_tasks(
     rehearsal's scratch folder)."""
     # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
     owners = int(new.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    merger = session_merger(settings, sessions, label, sessions_into)
+    merger = session_merger(settings, sessions, owners, label, sessions_into)
     out = new.repartitionById(owners, "_bucket").mapInArrow(merger, OUT_DDL).toArrow()
-    return _collected(out, [table.name for table in KIND_TABLES.values()])
+    return _collected(out, [table.name for table in KIND_TABLES.values()], owners)
 
 
-def _collected(out: pa.Table, tables: list[str]) -> Written:
+def _collected(out: pa.Table, tables: list[str], owners: int | None = None) -> Written:
     files = out.filter(pc.is_valid(out["_table"]))
     actions: dict[str, list[dict]] = {name: [] for name in tables}
     actions[USER_SESSIONS.name] = []
@@ -230,4 +231,5 @@ def _collected(out: pa.Table, tables: list[str]) -> Written:
     merged = actions.pop(USER_SESSIONS.name)
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
     metrics = added_up(unpacked(out, "M"))
-    return Written(actions, rows, metrics, merged, unpacked(out, "R"), unpacked(out, "S"), out.nbytes, part_sizes(out))
+    replaced, intervals = unpacked(out, "R"), unpacked(out, "S")
+    return Written(actions, rows, metrics, merged, replaced, intervals, out.nbytes, part_sizes(out), owners)

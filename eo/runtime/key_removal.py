@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from eo.core.tables import TableDef
 from eo.runtime.commits import Table, Txn, commit_files, commit_properties
-from eo.runtime.data_files import add_actions, write_files
+from eo.runtime.data_files import Buckets, add_actions, write_files
 
 READERS = 4  # files read at once
 
@@ -130,12 +130,14 @@ def remove_and_add(
     txn: Txn,
     label: str,
     before_commit: Callable[[], None] = lambda: None,
+    buckets: Buckets | None = None,
 ) -> Rewrite:
     """Remove the rows of `keys` (the table's key columns and partition columns) and add the files
     `added` (add actions, eo/runtime/data_files.py), in one commit with `txn`, built on the table
     as the caller's `should_commit` refreshed it. `filesystem` is rooted at the table; `label`
     starts the rewritten files' names; `before_commit` runs once they are written (a kill point
-    of the fault lab: files on storage that no commit names)."""
+    of the fault lab: files on storage that no commit names); `buckets`: the rewritten files'
+    layout (eo/runtime/data_files.py)."""
     from deltalake.exceptions import CommitFailedError
     from deltalake.transaction import RemoveAction
 
@@ -159,7 +161,7 @@ def remove_and_add(
     _found_once(definition, keys.select(key), hits)
     # What the touched files keep, written again as one file per partition: the small files the
     # tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
-    written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label) if kept else []
+    written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label, buckets) if kept else []
     before_commit()
     # No retry: a commit that landed since the refresh (even a compaction of a file removed here)
     # may have moved rows this commit did not see. The caller reads the batch again.

@@ -3,8 +3,11 @@ commits.append_files): the table reads as if delta-rs had written the rows itsel
 
 import datetime as dt
 import decimal
+import json
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyarrow import fs
@@ -103,3 +106,28 @@ def test_only_dates_partition_files_written_by_tasks(tmp_path):
     rows = pa.table({"k": ["a b/c"], "v": [1]})
     with pytest.raises(ValueError, match="only dates"):
         data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), rows, ["k"], "t")
+
+
+def test_a_file_laid_out_by_bucket_lists_one_bucket_per_row_group_with_the_plain_files_statistics(tmp_path):
+    """Buckets: each row group holds one bucket's rows, the file lists them, and the file has the
+    rows and statistics a plain write gives; a reader of another count, or of a plain file, is
+    told to read it all."""
+    rows = pa.concat_tables([ROWS] * 5)
+    buckets = data_files.Buckets(
+        "event_id", 3, lambda values, count: np.array([ord(v[0]) % count for v in values.to_pylist()])
+    )
+    folder = fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem())
+    laid_out = data_files.write_files(folder, rows, ["event_date"], "b", buckets)
+    plain = data_files.write_files(folder, rows, ["event_date"], "p")
+    for bucketed, flat in zip(laid_out, plain, strict=True):
+        assert json.loads(bucketed["stats"]) == json.loads(flat["stats"])
+        metadata = pq.read_metadata(tmp_path / bucketed["path"])
+        for bucket in range(3):
+            groups = buckets.row_groups(metadata.metadata, bucket)
+            held = pq.ParquetFile(tmp_path / bucketed["path"]).read_row_groups(groups) if groups else None
+            expected = [
+                v for v in pq.read_table(tmp_path / flat["path"])["event_id"].to_pylist() if ord(v[0]) % 3 == bucket
+            ]
+            assert (held["event_id"].to_pylist() if held else []) == expected
+        assert data_files.Buckets("event_id", 4, buckets.of).row_groups(metadata.metadata, 0) is None
+        assert buckets.row_groups(pq.read_metadata(tmp_path / flat["path"]).metadata, 0) is None

@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyarrow import fs
@@ -15,6 +16,7 @@ from eo.core.transforms.sessions import USER_SESSIONS_SCHEMA
 from eo.runtime.commits import Table, Txn, changed_since
 from eo.runtime.data_files import write_files
 from eo.runtime.key_removal import KeysNotFound, TableMoved, holding_files, remove_and_add
+from streaming.session_merge import user_buckets, user_partition
 
 pytestmark = pytest.mark.unit
 
@@ -185,3 +187,23 @@ def test_commits_after_the_refresh_do_not_shift_what_changed_since(table):
     table.refresh()
     DeltaTable(table.uri).optimize.compact()  # lands after the refresh
     assert changed_since(table, version) == [f"WRITE@{version + 1}"]
+
+
+def test_what_the_files_keep_is_written_again_laid_out_for_the_owners(table):
+    """The driver's rewrite keeps the owners' layout: each rewritten file lists its row groups'
+    owners, so the next batch's owners read their own."""
+    buckets = user_buckets(2)
+    remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0)), [], Txn("app", 0, 1), "r", buckets=buckets)
+    rewritten = [
+        a for a in pa.table(table.refresh().get_add_actions(flatten=True)).to_pylist() if "/part-r-" in f"/{a['path']}"
+    ]
+    assert rewritten
+    for action in rewritten:
+        metadata = pq.read_metadata(Path(table.uri) / action["path"]).metadata
+        for owner in range(2):
+            groups = buckets.row_groups(metadata, owner)
+            users = (
+                pq.ParquetFile(Path(table.uri) / action["path"]).read_row_groups(groups)["user_id"] if groups else []
+            )
+            assert list(user_partition(pa.chunked_array([users], pa.string()), 2)) == [owner] * len(users)
+    assert [u for u, _, _ in rows(table)] == ["b", "c", "d", "e", "f"]

@@ -22,10 +22,11 @@ from eo.core.transforms.sessions import (
     sessionize,
     sessions_as_intervals,
 )
-from eo.runtime.commits import Table
+from eo.runtime.commits import Table, commit_files
+from eo.runtime.data_files import add_actions, write_files
 from streaming import stored_sessions
-from streaming.session_merge import by_owner
-from streaming.stored_sessions import SessionsAt, near_stored, pinned, reach_filter, reach_windows
+from streaming.session_merge import by_owner, user_buckets, user_partition
+from streaming.stored_sessions import Owner, SessionsAt, near_stored, pinned, reach_filter, reach_windows
 
 pytestmark = pytest.mark.unit
 
@@ -52,11 +53,22 @@ def sorted_rows(table: pa.Table) -> list[dict]:
 
 
 def stored_table(path, sessions: pa.Table, commits: int = 3) -> Table:
-    """user_sessions as the stream keeps it: partitioned by date, in several commits (files)."""
+    """user_sessions as the stream keeps it: partitioned by date, in several commits (files). The
+    first commit's files are plain (as the rebuild writes them), each later one's laid out by the
+    owners of a count of its own (3, 4, ...: as owners and the driver's rewrite write them)."""
     for part in range(commits):
         chunk = sessions.filter(pc.equal(pc.bit_wise_and(pa.array(range(sessions.num_rows)), commits - 1), part))
-        write_deltalake(str(path), chunk, mode="append", partition_by=["session_date"])
+        if part == 0:
+            write_deltalake(str(path), chunk, mode="append", partition_by=["session_date"])
+            continue
+        table = Table(str(path))
+        files = write_files(local_fs(table.uri), chunk, ["session_date"], f"c{part}", user_buckets(part + 2))
+        commit_files(table.refresh(), add_actions(files))
     return Table(str(path))
+
+
+def local_fs(uri: str) -> fs.FileSystem:
+    return fs.SubTreeFileSystem(uri, fs.LocalFileSystem())
 
 
 def whole_read(table: Table, intervals: pa.Table) -> pa.Table:
@@ -76,9 +88,9 @@ def in_tasks(at, events: pa.Table, tasks: int, rng: random.Random) -> tuple[pa.T
         for owner, part in by_owner(own, tasks):
             sent.setdefault(owner, []).append(part)
     found, merged, replaced = [], [], []
-    for parts in sent.values():
+    for owner, parts in sent.items():
         intervals = pa.concat_tables(parts)
-        stored = near_stored(at, intervals, local)
+        stored = near_stored(at, intervals, local, Owner(user_buckets(tasks), owner))
         sessions, touched = merged_with(stored, intervals)
         found.append(stored), merged.append(sessions), replaced.append(touched)
     if not found:
@@ -111,7 +123,7 @@ def test_the_tasks_find_what_a_whole_read_finds(tmp_path, seed):
     at = pinned(table)
     everything = whole_read(table, intervals)
     assert merged_into(history, *merged_with(everything, intervals)) == recomputed
-    for tasks in (1, 3, 7):  # a user's session may be split over tasks
+    for tasks in (1, 3, 4, 7):  # a user's session may be split over tasks; files laid out for 3 and 4
         found, merged, replaced = in_tasks(at, new, tasks, rng)
         assert len(found) == len(set(map(str, sorted_rows(found))))  # each found once, by its owner
         assert set(map(str, sorted_rows(found))) <= set(map(str, sorted_rows(everything.cast(USER_SESSIONS_SCHEMA))))
@@ -238,3 +250,29 @@ def test_a_kept_table_reaches_the_version_asked_for_after_log_cleanup(tmp_path, 
     table = stored_sessions._opened(SessionsAt(uri, latest))
     assert table.version() == latest
     assert sorted(table.file_uris()) == sorted(DeltaTable(uri).file_uris())
+
+
+def test_an_owner_reads_only_its_row_groups_of_files_laid_out_for_as_many_owners(tmp_path):
+    """Files laid out for 4 owners: owner 2 of 4 scans their row groups of its users alone, and
+    the plain and the 3-owner files whole; what it finds equals a whole read's."""
+    rng = random.Random(3)
+    table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(rng, 400, users=40, hours=2))))
+    new = events(rng, 60, users=40, hours=1, start=T0 + dt.timedelta(minutes=30))
+    intervals = sessions_as_intervals(sessionize(as_intervals(new)))
+    mine = intervals.filter(pc.equal(pa.array(user_partition(intervals["user_id"], 4)), 2))
+    owner = Owner(user_buckets(4), 2)
+
+    def key(row: dict) -> tuple:
+        return row["user_id"], row["session_start"]
+
+    dataset = DeltaTable(table.uri).to_pyarrow_dataset(filesystem=local_fs(table.uri))
+    scanned = set(map(key, stored_sessions._owned(dataset, reach_filter(mine), owner).to_table().to_pylist()))
+    for fragment in dataset.get_fragments():
+        rows = fragment.to_table(schema=dataset.schema)
+        read = [key(row) in scanned for row in rows.to_pylist()]
+        laid_out_for_4 = user_buckets(4).row_groups(fragment.metadata.metadata, 2) is not None
+        assert read == list(user_partition(rows["user_id"], 4) == 2) if laid_out_for_4 else all(read)
+        assert laid_out_for_4 or user_buckets(4).row_groups(fragment.metadata.metadata, 1) is None
+    found = near_stored(pinned(table), mine, local_fs(table.uri), owner)
+    assert sorted_rows(found) == sorted_rows(whole_read(table, mine).cast(found.schema))
+    assert found.num_rows > 0
