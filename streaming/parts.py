@@ -13,7 +13,10 @@ The parts (`PARTS`):
 - "S": the sessions a task's event rows make, as intervals (eo/core/transforms/sessions.py),
   one part per task that owns their users (`_bucket`, streaming/session_merge.py). They travel
   from task to task, not to the driver, except in the lab's unguarded baseline.
-- "R": the keys of the stored sessions a session-merging task replaced: what the driver removes.
+- "R": the keys of the stored sessions a session-merging task replaced in files not its own:
+  what the driver removes.
+- "X": the task's own user_sessions files it wrote again without the sessions it replaced: what
+  the driver removes as they are (streaming/session_merge.py).
 """
 
 from __future__ import annotations
@@ -37,8 +40,14 @@ METRIC_PART = pa.schema(
     ]
 )
 REPLACED_PART = pa.schema([("user_id", pa.string()), ("session_start", TIME), ("session_date", pa.date32())])
-PARTS = {"M": METRIC_PART, "S": INTERVALS, "R": REPLACED_PART}
-PART_NAMES = {"M": "metric sums", "S": "session intervals", "R": "replaced session keys"}
+REWRITTEN_PART = pa.schema([("path", pa.string())])
+PARTS = {"M": METRIC_PART, "S": INTERVALS, "R": REPLACED_PART, "X": REWRITTEN_PART}
+PART_NAMES = {
+    "M": "metric sums",
+    "S": "session intervals",
+    "R": "replaced session keys",
+    "X": "rewritten session files",
+}
 # How each part is sorted before it is packed: neighbouring rows then share their strings or differ
 # little in their times, which is what the encodings in `packed` compress. Session intervals by
 # time packed 23% smaller than by user on the bench's load.
@@ -46,6 +55,7 @@ PART_ORDER = {
     "M": ("campaign_id", "event_type", "window_start"),
     "S": ("start", "user_id"),
     "R": ("session_start", "user_id"),
+    "X": ("path",),
 }
 # A part's end times travel as their distance from its start times: mostly 0 (a session of one
 # event), where the times themselves differ from row to row.

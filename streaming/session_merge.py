@@ -6,16 +6,22 @@ stable hash of the user modulo the job's shuffle partitions, then `repartitionBy
 holds every new interval of its users. It reads the stored sessions they reach
 (streaming/stored_sessions.py, at the version the driver pinned before the job), counts the users
 new to each minute against them (`new_user_tuples`: a key of a user's new intervals that none of
-the user's stored sessions holds), merges them (`merged_with`), writes the merged sessions as new
-files of user_sessions, and returns their add actions, the distinct users it counted and the keys
-of the stored sessions they replace. The driver removes those keys' rows
-and adds the files in one commit (eo/runtime/key_removal.py): no session reaches it, only the
-keys of those it must remove.
+the user's stored sessions holds), merges them (`merged_with`), and writes the merged sessions as
+new files of user_sessions.
+
+Files are laid out by owner (`user_buckets`: a file per partition and owner, noting its owner),
+so an owner never opens another owner's files, and rewrites its own alone: a file of its own that
+holds a session it replaced is written again, what it keeps beside the merged sessions, and the
+owner returns its path. For a replaced session in any other file (the rebuild's, or one laid out
+for another number of owners) it returns the key instead. The driver removes the rewritten files
+and the keys' rows (it writes those files again, laid out by owner), and adds the new files, in
+one commit (eo/runtime/key_removal.py): no session reaches it, only paths and keys.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -26,7 +32,8 @@ from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.metrics import added_up, users_added
 from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
 from eo.runtime.config import Settings
-from eo.runtime.data_files import Buckets
+from eo.runtime.data_files import Buckets, write_files
+from eo.runtime.key_removal import held
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
 from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
 
@@ -90,6 +97,51 @@ def session_merger(
     return run
 
 
+@dataclass(frozen=True)
+class OwnerMerge:
+    """What one owner did (see the module)."""
+
+    files: list[dict]  # add actions of the files it wrote: the merged sessions and what its rewritten files keep
+    replaced: pa.Table  # keys of the stored sessions it replaced in files not its own (REPLACED_PART)
+    removed: list[str]  # its own files it rewrote (paths in the table)
+    new_users: pa.Table  # the users new to each minute (`new_user_tuples`)
+
+
+def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, tag: str) -> OwnerMerge:
+    """One owner's merge of its users' new `intervals` with user_sessions at `at` (read through
+    filesystem `read`), its files written through `write` (both rooted at the table's folder);
+    `tag` starts their names."""
+    reached = near_stored(at, intervals, read, owner)
+    stored = reached.near
+    if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
+        raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
+    new_users = new_user_tuples(stored, intervals)
+    merged, replaced = merged_with(stored, intervals)
+    kept, removed, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
+    schema = schema_at(at)
+    rows = pa.concat_tables([merged.select(schema.names).cast(schema), *kept])
+    files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets)
+    return OwnerMerge(files, elsewhere, removed, new_users)
+
+
+def _rewritten(own_files: dict[str, pa.Table], replaced: pa.Table) -> tuple[list[pa.Table], list[str], pa.Table]:
+    """The owner's own files that hold a replaced key: what they keep, and their paths; and the
+    replaced keys held elsewhere (the driver removes those)."""
+    kept, removed, found = [], [], []
+    for path, rows in own_files.items():
+        hit = held(rows, replaced.select(SESSION_KEY), SESSION_KEY)
+        if pc.any(hit).as_py():
+            kept.append(rows.filter(pc.invert(hit)))
+            removed.append(path)
+            found.append(rows.filter(hit).select(SESSION_KEY))
+    if not found:
+        return kept, removed, replaced
+    found = pa.concat_tables(found)
+    if found.num_rows != found.group_by(SESSION_KEY).aggregate([]).num_rows:  # removed twice, added once
+        raise RuntimeError("a stored session is held twice in the owner's files")
+    return kept, removed, replaced.join(found, SESSION_KEY, join_type="left anti")
+
+
 def _merged(
     settings: Settings,
     sessions: SessionsAt,
@@ -99,27 +151,21 @@ def _merged(
     intervals: pa.Table,
     metrics: list,
 ) -> Iterator[pa.RecordBatch]:
-    """One owner's merge (see the module): the merged files' add actions and the replaced keys
-    (an R part); the users it counted new to a minute go into `metrics`."""
+    """One owner's merge as the task's output: its files' add actions, the replaced keys held
+    elsewhere (an R part) and its rewritten files (an X part); the users it counted new to a
+    minute go into `metrics`."""
     from pyspark import TaskContext
 
-    from eo.runtime.data_files import write_files
     from eo.runtime.environment import environment
 
     tag = f"{label}-s{owner.bucket:05d}-{TaskContext.get().taskAttemptId()}"
     files = environment(settings).arrow_filesystem
     table = files(sessions.uri)
-    stored = near_stored(sessions, intervals, table, owner)
-    if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
-        raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
-    tuples = new_user_tuples(stored, intervals)
-    if tuples.num_rows:
-        metrics.append(users_added(tuples))
-    merged, replaced = merged_with(stored, intervals)
-    schema = schema_at(sessions)
-    target = table if into is None else files(into)
-    rows = merged.select(schema.names).cast(schema)
-    actions = write_files(target, rows, USER_SESSIONS.partition_by, tag, owner.buckets)
-    yield from file_rows(actions, USER_SESSIONS.name).to_batches()
-    if replaced.num_rows:
-        yield from packed("R", replaced.select([*SESSION_KEY, "session_date"])).to_batches()
+    done = merge_owned(sessions, intervals, owner, table, table if into is None else files(into), tag)
+    if done.new_users.num_rows:
+        metrics.append(users_added(done.new_users))
+    yield from file_rows(done.files, USER_SESSIONS.name).to_batches()
+    if done.replaced.num_rows:
+        yield from packed("R", done.replaced).to_batches()
+    if done.removed:
+        yield from packed("X", pa.table({"path": done.removed})).to_batches()

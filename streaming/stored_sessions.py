@@ -4,7 +4,9 @@ The task that owns a set of users in the batch's job (streaming/session_merge.py
 user_sessions itself, at the version the driver saw before the job (`SessionsAt`): only files
 whose statistics say they hold a session within the gap of one of its new intervals
 (`reach_windows`: the intervals' spans, widened by the gap and joined), only rows of its own
-users, and of those only the sessions its intervals reach (`near`). No task and no driver scans
+users, and of those only the sessions its intervals reach (`near`). Files laid out by owner
+(streaming/session_merge.py `user_buckets`) are opened only by their owner, which reads them
+whole: it may write them again. No task and no driver scans
 the table: one event three days late makes its owner open the files of three days ago as well
 as today's, not those of the days between.
 
@@ -86,38 +88,51 @@ def reach_filter(intervals: pa.Table) -> ds.Expression:
     return functools.reduce(operator.or_, spans)
 
 
-def _owned(dataset: ds.Dataset, reach: ds.Expression, owner: Owner | None) -> ds.Dataset:
-    """The files the read can reach (by their statistics), and of those laid out by bucket
-    (eo/runtime/data_files.py `Buckets`) only the row groups of `owner`'s bucket."""
+@dataclass(frozen=True)
+class Reached:
+    """What an owner found: the stored sessions its intervals reach (`near`), and the whole rows
+    of its own files among those it read (path -> rows), which it may rewrite (see the module)."""
+
+    near: pa.Table
+    own_files: dict[str, pa.Table]
+
+
+def _split_by_owner(dataset: ds.Dataset, reach: ds.Expression, owner: Owner | None) -> tuple[ds.Dataset, list]:
+    """The files the read can reach (by their statistics): those that may hold any user, as a
+    dataset, and `owner`'s own files (eo/runtime/data_files.py `Buckets`); other owners' files
+    are not opened beyond their footer."""
     if owner is None:
-        return dataset
-    fragments = []
+        return dataset, []
+    shared, own = [], []
     for fragment in dataset.get_fragments(filter=reach):
-        groups = owner.buckets.row_groups(fragment.metadata.metadata, owner.bucket)
-        if groups is None:
-            fragments.append(fragment)
-        elif groups:
-            fragments.append(fragment.subset(row_group_ids=groups))
-    return ds.FileSystemDataset(fragments, dataset.schema, dataset.format, dataset.filesystem)
+        bucket = owner.buckets.bucket_of(fragment.metadata.metadata)
+        if bucket is None:
+            shared.append(fragment)
+        elif bucket == owner.bucket:
+            own.append(fragment)
+    return ds.FileSystemDataset(shared, dataset.schema, dataset.format, dataset.filesystem), own
 
 
-def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table, owner: Owner | None = None) -> pa.Table:
+def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table, owner: Owner | None = None) -> Reached:
     """Rows of the intervals' users whose session touches the time the intervals can reach (files
-    skipped by their statistics, and row groups by their bucket), then the sessions the intervals
-    reach. Rows are kept batch by batch, so a task holds only its users'."""
+    skipped by their statistics, and other owners' files skipped), then the sessions the intervals
+    reach. Rows are kept batch by batch, so a task holds only its users'. The owner's own files
+    are read whole: all their rows are its users'."""
     if intervals.num_rows == 0:
-        return schema.empty_table()
+        return Reached(schema.empty_table(), {})
     intervals = intervals.cast(INTERVALS)
     users = pc.unique(intervals["user_id"])
     reach = reach_filter(intervals)
-    kept = []
+    shared, own = _split_by_owner(dataset, reach, owner)
+    own_files = {fragment.path: fragment.to_table(schema=dataset.schema).cast(schema) for fragment in own}
+    kept = list(own_files.values())
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
-    for batch in _owned(dataset, reach, owner).to_batches(filter=reach):
+    for batch in shared.to_batches(filter=reach):
         rows = pa.Table.from_batches([batch]).cast(schema)
         kept.append(rows.filter(pc.is_in(rows["user_id"], value_set=users)))
     rows = pa.concat_tables(kept) if kept else schema.empty_table()
-    return near(rows, intervals)
+    return Reached(near(rows, intervals), own_files)
 
 
 # Each Python worker keeps its table between batches (a worker runs one task at a time), brought
@@ -143,9 +158,9 @@ def schema_at(at: SessionsAt) -> pa.Schema:
     return pa.schema(_opened(at).schema().to_arrow())
 
 
-def near_stored(at: SessionsAt, intervals: pa.Table, filesystem, owner: Owner | None = None) -> pa.Table:
+def near_stored(at: SessionsAt, intervals: pa.Table, filesystem, owner: Owner | None = None) -> Reached:
     """In a task: the stored sessions its intervals reach, read at `at`'s version; `owner`: the
-    bucket all the intervals' users are in (only its row groups are read where files list them)."""
+    bucket all the intervals' users are in (its own files are read whole, others' not at all)."""
     table = _opened(at)
     schema = pa.schema(table.schema().to_arrow())
     return _reachable(table.to_pyarrow_dataset(filesystem=filesystem), schema, intervals, owner)

@@ -19,7 +19,7 @@ foreachBatch function sets before it runs the job (streaming/microbatch.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -69,6 +69,7 @@ class Written:
     received_bytes: int  # the Arrow bytes the driver collected from the tasks
     part_bytes: dict[str, int]  # of which, what each kind of content took (`part_sizes`)
     owners: int | None = None  # how many tasks owned the users (their files' layout, `user_buckets`)
+    rewritten: list[str] = field(default_factory=list)  # user_sessions files the owners wrote again
 
     @property
     def duplicates(self) -> int:
@@ -232,4 +233,5 @@ def _collected(out: pa.Table, tables: list[str], owners: int | None = None) -> W
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
     metrics = added_up(unpacked(out, "M"))
     replaced, intervals = unpacked(out, "R"), unpacked(out, "S")
-    return Written(actions, rows, metrics, merged, replaced, intervals, out.nbytes, part_sizes(out), owners)
+    rewritten = unpacked(out, "X")["path"].to_pylist()
+    return Written(actions, rows, metrics, merged, replaced, intervals, out.nbytes, part_sizes(out), owners, rewritten)

@@ -98,15 +98,15 @@ def _groups(rows: pa.Table, partition_by: Sequence[str]):
         yield {c: _partition_value(v) for c, v in key.items()}, data.filter(mask)
 
 
-BUCKETS_KEY = b"eo.buckets"
+BUCKET_KEY = b"eo.bucket"
 
 
 @dataclass(frozen=True)
 class Buckets:
-    """A file's rows laid out by bucket: each row group holds the rows of one bucket of `count`
-    (`of(values, count)`: the bucket of each value of `column`), and the file's metadata lists the
-    row groups' buckets. A reader that wants one bucket reads its row groups alone; a file without
-    that list, or with another `count`, is read whole."""
+    """Files laid out by bucket: each file holds the rows of one bucket of `count` (`of(values,
+    count)`: the bucket of each value of `column`) and says so in its metadata. A reader that
+    wants one bucket skips the others' files, and the task that owns a bucket may rewrite its
+    files alone. A file without that note, or with another `count`, may hold any bucket."""
 
     column: str
     count: int
@@ -115,54 +115,54 @@ class Buckets:
     def split(self, rows: pa.Table) -> list[tuple[int, pa.Table]]:
         """`rows` by bucket, in bucket order (empty buckets left out)."""
         buckets = self.of(rows[self.column], self.count)
-        order = np.argsort(buckets, kind="stable")
-        ordered, sorted_buckets = rows.take(pa.array(order)), buckets[order]
-        starts = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
-        ends = np.r_[starts[1:], len(order)]
-        return [(int(sorted_buckets[s]), ordered.slice(s, e - s)) for s, e in zip(starts, ends, strict=True)]
+        return [(int(b), rows.filter(pa.array(buckets == b))) for b in np.unique(buckets)]
 
-    def row_groups(self, metadata: dict[bytes, bytes] | None, bucket: int) -> list[int] | None:
-        """The row groups of a file (its key-value metadata) that hold `bucket`; None: any may."""
-        listed = json.loads((metadata or {}).get(BUCKETS_KEY, b"null"))
-        if not listed or listed["column"] != self.column or listed["count"] != self.count:
+    def note(self, bucket: int) -> dict[bytes, bytes]:
+        return {BUCKET_KEY: json.dumps({"column": self.column, "count": self.count, "bucket": bucket}).encode()}
+
+    def bucket_of(self, metadata: dict[bytes, bytes] | None) -> int | None:
+        """The bucket a file holds (its key-value metadata); None: it may hold any."""
+        noted = json.loads((metadata or {}).get(BUCKET_KEY, b"null"))
+        if not noted or noted["column"] != self.column or noted["count"] != self.count:
             return None
-        return [index for index, held in enumerate(listed["row_groups"]) if held == bucket]
+        return int(noted["bucket"])
 
 
-def _write(filesystem, path: str, rows: pa.Table, buckets: Buckets | None) -> pq.FileMetaData:
-    collected: list = []
+def _laid_out(rows: pa.Table, buckets: Buckets | None) -> list[pa.Table]:
+    """A partition's rows, file by file: one file, or one per bucket with its note."""
     if buckets is None or rows.num_rows == 0:
-        pq.write_table(rows, path, filesystem=filesystem, compression="snappy", metadata_collector=collected)
-        return collected[0]
-    parts = buckets.split(rows)
-    listed = {"column": buckets.column, "count": buckets.count, "row_groups": [bucket for bucket, _ in parts]}
-    schema = rows.schema.with_metadata({**(rows.schema.metadata or {}), BUCKETS_KEY: json.dumps(listed).encode()})
-    options = {"filesystem": filesystem, "compression": "snappy", "metadata_collector": collected}
-    with pq.ParquetWriter(path, schema, **options) as out:
-        for _, part in parts:  # one row group each, as listed
-            out.write_table(part.replace_schema_metadata(schema.metadata), row_group_size=part.num_rows)
-    return collected[0]
+        return [rows]
+    return [
+        part.replace_schema_metadata({**(part.schema.metadata or {}), **buckets.note(b)})
+        for b, part in buckets.split(rows)
+    ]
 
 
 def write_files(
     filesystem, rows: pa.Table, partition_by: Sequence[str], tag: str, buckets: Buckets | None = None
 ) -> list[dict]:
     """Write `rows` (already in the table's schema) under the table's root, one file per
-    partition, laid out by `buckets` if given; return their add actions (ACTION_FIELDS).
-    `filesystem` is rooted at the table."""
+    partition, or per partition and bucket if `buckets`; return their add actions
+    (ACTION_FIELDS). `filesystem` is rooted at the table."""
     actions = []
-    for index, (values, part) in enumerate(_groups(rows, partition_by)):
+    files = (
+        (values, part)
+        for values, rows_of_partition in _groups(rows, partition_by)
+        for part in _laid_out(rows_of_partition, buckets)
+    )
+    for index, (values, part) in enumerate(files):
         folder = "".join(f"{c}={'__HIVE_DEFAULT_PARTITION__' if v is None else v}/" for c, v in values.items())
         path = f"{folder}part-{tag}-{index:03d}-{uuid.uuid4().hex[:12]}.c000.snappy.parquet"
         if folder:
             filesystem.create_dir(folder.rstrip("/"), recursive=True)
-        metadata = _write(filesystem, path, part, buckets)
+        collected: list = []
+        pq.write_table(part, path, filesystem=filesystem, compression="snappy", metadata_collector=collected)
         actions.append(
             {
                 "path": path,
                 "size": filesystem.get_file_info(path).size,
                 "partition_values": json.dumps(values),
-                "stats": file_stats(metadata, part.schema),
+                "stats": file_stats(collected[0], part.schema),
                 "rows": part.num_rows,
             }
         )

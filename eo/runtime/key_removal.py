@@ -2,18 +2,20 @@
 tasks already wrote.
 
 The stream's tasks merge user_sessions themselves (streaming/session_merge.py): they write the
-merged sessions as new files and return only the keys of the stored sessions those replace.
-The driver then finds the files that hold these keys (partition values, then the range column's
-statistics), writes what they keep again as one file per partition, and commits the removes, the
-rewritten files and the tasks' files in one delta-rs transaction carrying the batch's txn. Every key must be found once:
-a key the table does not hold means it changed in a way the tasks did not see, and nothing is
-committed.
+merged sessions as new files, write again the files of their own that held what they replaced
+(returning their paths: removed as they are), and return the keys of the stored sessions they
+replaced in any other file. The driver finds the files that hold these keys (partition values,
+then the range column's statistics), writes what they keep again as one file per partition (and
+owner, if given a layout), and commits the removes, the rewritten files and the tasks' files in
+one delta-rs transaction carrying the batch's txn. Every key must be found once, and every file
+the tasks rewrote must still be in the table: otherwise the table changed in a way the tasks did
+not see, and nothing is committed.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass
 
@@ -50,6 +52,7 @@ class Rewrite:
     files_read: int = 0
     bytes_read: int = 0
     files_removed: int = 0
+    files_rewritten_by_tasks: int = 0
 
     def __add__(self, other: Rewrite) -> Rewrite:
         return Rewrite(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -111,7 +114,26 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def _held(rows: pa.Table, keys: pa.Table, key: list[str]) -> pa.Array:
+def _still_there(active: pa.Table, paths: Sequence[str]) -> list[dict]:
+    """The log's rows of `paths`, or TableMoved if one is no longer in the table (a compaction
+    since the tasks read it: what they wrote again may not be all the file held now)."""
+    found = active.filter(pc.is_in(active["path"], value_set=pa.array(list(paths), pa.string()))).to_pylist()
+    missing = set(paths) - {row["path"] for row in found}
+    if missing:
+        raise TableMoved(
+            f"{len(missing)} files the tasks rewrote are no longer in the table, e.g. {sorted(missing)[0]}"
+        )
+    return found
+
+
+def _remove(row: dict, definition: TableDef, now: int):
+    from deltalake.transaction import RemoveAction
+
+    partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
+    return RemoveAction(row["path"], True, now, row["size_bytes"], partition)
+
+
+def held(rows: pa.Table, keys: pa.Table, key: list[str]) -> pa.Array:
     """Which of `rows` have one of `keys`: joined on the key columns alone (a join carries no
     list, such as user_sessions' metric_keys)."""
     indexed = rows.select(key).append_column("_row", pa.array(np.arange(rows.num_rows)))
@@ -131,32 +153,35 @@ def remove_and_add(
     label: str,
     before_commit: Callable[[], None] = lambda: None,
     buckets: Buckets | None = None,
+    rewritten: Sequence[str] = (),
 ) -> Rewrite:
     """Remove the rows of `keys` (the table's key columns and partition columns) and add the files
     `added` (add actions, eo/runtime/data_files.py), in one commit with `txn`, built on the table
     as the caller's `should_commit` refreshed it. `filesystem` is rooted at the table; `label`
     starts the rewritten files' names; `before_commit` runs once they are written (a kill point
     of the fault lab: files on storage that no commit names); `buckets`: the rewritten files'
-    layout (eo/runtime/data_files.py)."""
+    layout (eo/runtime/data_files.py). `rewritten`: files the tasks wrote again themselves (what
+    they keep is among `added`): removed as they are, and each must still be in the table."""
     from deltalake.exceptions import CommitFailedError
-    from deltalake.transaction import RemoveAction
 
     schema, key = table.schema(), list(definition.key)
     columns = [*key, *definition.partition_by]
     keys = keys.select(columns).cast(pa.schema([schema.field(c) for c in columns]))
-    files = holding_files(pa.table(table.current.get_add_actions(flatten=True)), definition, keys).to_pylist()
+    active = pa.table(table.current.get_add_actions(flatten=True))
+    gone = _still_there(active, rewritten)
+    others = pc.invert(pc.is_in(active["path"], value_set=pa.array(list(rewritten), pa.string())))
+    files = holding_files(active.filter(others), definition, keys).to_pylist()
     with ThreadPoolExecutor(READERS) as pool:  # many small files: their reads overlap
         found = list(pool.map(lambda row: _file_rows(filesystem, schema, definition, row), files))
-    actions, kept, hits = [], [], []
     now = int(time.time() * 1000)
+    actions, kept, hits = [_remove(row, definition, now) for row in gone], [], []
     for row, rows in zip(files, found, strict=True):
-        removed = _held(rows, keys.select(key), key)
+        removed = held(rows, keys.select(key), key)
         if not pc.any(removed).as_py():
             continue
         left = rows.filter(pc.invert(removed)).select(schema.names)
         hits.append(rows.filter(removed).select(key))
-        partition = {c: _text(row[f"partition.{c}"]) for c in definition.partition_by}
-        actions.append(RemoveAction(row["path"], True, now, row["size_bytes"], partition))
+        actions.append(_remove(row, definition, now))
         kept.append(left)
     _found_once(definition, keys.select(key), hits)
     # What the touched files keep, written again as one file per partition: the small files the
@@ -171,4 +196,4 @@ def remove_and_add(
         commit_files(table.current, [*actions, *add_actions(written + added)], properties)
     except CommitFailedError as error:
         raise TableMoved(f"{definition.name}: another commit landed during the rewrite ({error})") from error
-    return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions))
+    return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions) - len(gone), len(gone))

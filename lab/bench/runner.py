@@ -199,7 +199,8 @@ class Bench:
         rewrites = {**asdict(Rewrite()), **runs["guarded"].get("driver_rewrites", {})}
         self.metrics["driver_rewrite_bytes_per_input_byte"] = round(rewrites["bytes_read"] / input_bytes, 4)
         self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of user_sessions "
-                 f"({rewrites['bytes_read']:,} bytes) and removed {rewrites['files_removed']:,}")  # fmt: skip
+                 f"({rewrites['bytes_read']:,} bytes) and removed {rewrites['files_removed']:,}; the owners "
+                 f"rewrote {rewrites['files_rewritten_by_tasks']:,} files of their own")  # fmt: skip
         parts = ", ".join(f"{name} {size:,}" for name, size in runs["guarded"].get("driver_parts", {}).items())
         if parts:
             self.log(f"   of what it took from its tasks: {parts} bytes")

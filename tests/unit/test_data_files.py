@@ -108,26 +108,28 @@ def test_only_dates_partition_files_written_by_tasks(tmp_path):
         data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), rows, ["k"], "t")
 
 
-def test_a_file_laid_out_by_bucket_lists_one_bucket_per_row_group_with_the_plain_files_statistics(tmp_path):
-    """Buckets: each row group holds one bucket's rows, the file lists them, and the file has the
-    rows and statistics a plain write gives; a reader of another count, or of a plain file, is
-    told to read it all."""
+def by_first_letter(values: pa.ChunkedArray, count: int) -> np.ndarray:
+    return np.array([ord(v[0]) % count for v in values.to_pylist()])
+
+
+def test_files_laid_out_by_bucket_hold_one_bucket_each_and_say_which(tmp_path):
+    """Buckets: a file per partition and bucket, each noting its bucket, together the rows and
+    counts a plain write gives; a reader of another count, or of a plain file, learns nothing."""
     rows = pa.concat_tables([ROWS] * 5)
-    buckets = data_files.Buckets(
-        "event_id", 3, lambda values, count: np.array([ord(v[0]) % count for v in values.to_pylist()])
-    )
+    buckets = data_files.Buckets("event_id", 2, by_first_letter)
     folder = fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem())
     laid_out = data_files.write_files(folder, rows, ["event_date"], "b", buckets)
     plain = data_files.write_files(folder, rows, ["event_date"], "p")
-    for bucketed, flat in zip(laid_out, plain, strict=True):
-        assert json.loads(bucketed["stats"]) == json.loads(flat["stats"])
-        metadata = pq.read_metadata(tmp_path / bucketed["path"])
-        for bucket in range(3):
-            groups = buckets.row_groups(metadata.metadata, bucket)
-            held = pq.ParquetFile(tmp_path / bucketed["path"]).read_row_groups(groups) if groups else None
-            expected = [
-                v for v in pq.read_table(tmp_path / flat["path"])["event_id"].to_pylist() if ord(v[0]) % 3 == bucket
-            ]
-            assert (held["event_id"].to_pylist() if held else []) == expected
-        assert data_files.Buckets("event_id", 4, buckets.of).row_groups(metadata.metadata, 0) is None
-        assert buckets.row_groups(pq.read_metadata(tmp_path / flat["path"]).metadata, 0) is None
+    held = {}
+    for action in laid_out:
+        table = pq.read_table(tmp_path / action["path"])
+        noted = pq.read_metadata(tmp_path / action["path"]).metadata
+        assert set(by_first_letter(table["event_id"], 2)) == {buckets.bucket_of(noted)}
+        assert json.loads(action["stats"])["numRecords"] == table.num_rows == action["rows"]
+        assert data_files.Buckets("event_id", 3, by_first_letter).bucket_of(noted) is None
+        held.setdefault(action["partition_values"], []).extend(table["event_id"].to_pylist())
+    assert len(laid_out) == 4  # 2026-11-05: buckets 1 (a) and 0 (d); 2026-11-06: 0 (b); no date: 1 (c...)
+    for action in plain:
+        whole = pq.read_table(tmp_path / action["path"])["event_id"].to_pylist()
+        assert sorted(held[action["partition_values"]]) == sorted(whole)
+        assert buckets.bucket_of(pq.read_metadata(tmp_path / action["path"]).metadata) is None

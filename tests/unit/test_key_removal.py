@@ -189,21 +189,32 @@ def test_commits_after_the_refresh_do_not_shift_what_changed_since(table):
     assert changed_since(table, version) == [f"WRITE@{version + 1}"]
 
 
-def test_what_the_files_keep_is_written_again_laid_out_for_the_owners(table):
-    """The driver's rewrite keeps the owners' layout: each rewritten file lists its row groups'
-    owners, so the next batch's owners read their own."""
+def test_what_the_files_keep_is_written_again_in_a_file_per_owner(table):
+    """The driver's rewrite keeps the owners' layout: a file per partition and owner, noting its
+    owner, so that owner can rewrite it alone in a later batch."""
     buckets = user_buckets(2)
-    remove_and_add(table, USER_SESSIONS, local(table), sessions(("a", 0)), [], Txn("app", 0, 1), "r", buckets=buckets)
+    gone = sessions(("a", 0), ("c", 5))  # b and d are kept, in one partition
+    remove_and_add(table, USER_SESSIONS, local(table), gone, [], Txn("app", 0, 1), "r", buckets=buckets)
     rewritten = [
         a for a in pa.table(table.refresh().get_add_actions(flatten=True)).to_pylist() if "/part-r-" in f"/{a['path']}"
     ]
-    assert rewritten
+    assert len(rewritten) == len(set(user_partition(pa.chunked_array([["b", "d"]]), 2)))
     for action in rewritten:
-        metadata = pq.read_metadata(Path(table.uri) / action["path"]).metadata
-        for owner in range(2):
-            groups = buckets.row_groups(metadata, owner)
-            users = (
-                pq.ParquetFile(Path(table.uri) / action["path"]).read_row_groups(groups)["user_id"] if groups else []
-            )
-            assert list(user_partition(pa.chunked_array([users], pa.string()), 2)) == [owner] * len(users)
-    assert [u for u, _, _ in rows(table)] == ["b", "c", "d", "e", "f"]
+        path = Path(table.uri) / action["path"]
+        owner = buckets.bucket_of(pq.read_metadata(path).metadata)
+        assert set(user_partition(pq.read_table(path)["user_id"], 2)) == {owner}
+    assert [u for u, _, _ in rows(table)] == ["b", "d", "e", "f"]
+
+
+def test_files_the_tasks_rewrote_are_removed_as_they_are(table):
+    """Files the owners wrote again themselves: removed by path in the same commit, their rows
+    among what the tasks added; the replaced keys elsewhere removed as before."""
+    paths = [a["path"] for a in pa.table(table.refresh().get_add_actions(flatten=True)).to_pylist()]
+    (first,) = [p for p in paths if "a" in pq.read_table(Path(table.uri) / p)["user_id"].to_pylist()]
+    kept = sessions(("b", 1))  # the task replaced a, and wrote b again
+    txn = Txn("app", 0, 1)
+    done = remove_and_add(
+        table, USER_SESSIONS, local(table), sessions(("e", 10)), new_files(table, kept), txn, "r", rewritten=[first]
+    )
+    assert done.files_rewritten_by_tasks == 1 and done.files_removed == 1
+    assert [u for u, _, _ in rows(table)] == ["b", "c", "d", "f"]

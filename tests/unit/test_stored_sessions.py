@@ -14,6 +14,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyarrow import fs
 
+from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
     as_intervals,
@@ -22,10 +23,12 @@ from eo.core.transforms.sessions import (
     sessionize,
     sessions_as_intervals,
 )
-from eo.runtime.commits import Table, commit_files
+from eo.runtime.commits import Table, Txn, commit_files
 from eo.runtime.data_files import add_actions, write_files
+from eo.runtime.key_removal import TableMoved, remove_and_add
 from streaming import stored_sessions
-from streaming.session_merge import by_owner, user_buckets, user_partition
+from streaming.parts import REPLACED_PART
+from streaming.session_merge import by_owner, merge_owned, user_buckets, user_partition
 from streaming.stored_sessions import Owner, SessionsAt, near_stored, pinned, reach_filter, reach_windows
 
 pytestmark = pytest.mark.unit
@@ -57,7 +60,7 @@ def stored_table(path, sessions: pa.Table, commits: int = 3) -> Table:
     first commit's files are plain (as the rebuild writes them), each later one's laid out by the
     owners of a count of its own (3, 4, ...: as owners and the driver's rewrite write them)."""
     for part in range(commits):
-        chunk = sessions.filter(pc.equal(pc.bit_wise_and(pa.array(range(sessions.num_rows)), commits - 1), part))
+        chunk = sessions.filter(pa.array([row % commits == part for row in range(sessions.num_rows)]))
         if part == 0:
             write_deltalake(str(path), chunk, mode="append", partition_by=["session_date"])
             continue
@@ -90,7 +93,7 @@ def in_tasks(at, events: pa.Table, tasks: int, rng: random.Random) -> tuple[pa.T
     found, merged, replaced = [], [], []
     for owner, parts in sent.items():
         intervals = pa.concat_tables(parts)
-        stored = near_stored(at, intervals, local, Owner(user_buckets(tasks), owner))
+        stored = near_stored(at, intervals, local, Owner(user_buckets(tasks), owner)).near
         sessions, touched = merged_with(stored, intervals)
         found.append(stored), merged.append(sessions), replaced.append(touched)
     if not found:
@@ -175,7 +178,7 @@ def test_no_intervals_no_read(tmp_path):
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(random.Random(2), 20, 2, 1))))
     empty = sessions_as_intervals(USER_SESSIONS_SCHEMA.empty_table())
     assert in_tasks(pinned(table), EVENTS.empty_table(), 2, random.Random(0))[0].num_rows == 0
-    assert near_stored(pinned(table), empty, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())).num_rows == 0
+    assert near_stored(pinned(table), empty, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())).near.num_rows == 0
 
 
 def spans(*pairs) -> pa.Table:
@@ -222,7 +225,7 @@ def test_a_late_event_opens_the_files_of_its_own_day_not_of_the_days_between(tmp
 
     recent = events(rng, 30, users=20, hours=3, start=T0 + dt.timedelta(days=3, hours=19))
     intervals = sessions_as_intervals(sessionize(as_intervals(pa.concat_tables([recent, late_on(0)]))))
-    found = near_stored(pinned(table), intervals, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem()))
+    found = near_stored(pinned(table), intervals, fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())).near
     dataset = DeltaTable(table.uri).to_pyarrow_dataset()
     opened = [Path(f.path).parent.name for f in dataset.get_fragments(filter=reach_filter(intervals))]
     assert sorted(opened) == ["session_date=2026-11-20", "session_date=2026-11-23"]
@@ -252,27 +255,89 @@ def test_a_kept_table_reaches_the_version_asked_for_after_log_cleanup(tmp_path, 
     assert sorted(table.file_uris()) == sorted(DeltaTable(uri).file_uris())
 
 
-def test_an_owner_reads_only_its_row_groups_of_files_laid_out_for_as_many_owners(tmp_path):
-    """Files laid out for 4 owners: owner 2 of 4 scans their row groups of its users alone, and
-    the plain and the 3-owner files whole; what it finds equals a whole read's."""
+def test_an_owner_opens_its_own_files_whole_and_no_other_owners(tmp_path):
+    """Files laid out for 4 owners: owner 2 of 4 reads its own whole, skips the other owners', and
+    reads the plain and the 3-owner files (which may hold any user); what it finds equals a whole
+    read's."""
     rng = random.Random(3)
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(rng, 400, users=40, hours=2))))
     new = events(rng, 60, users=40, hours=1, start=T0 + dt.timedelta(minutes=30))
     intervals = sessions_as_intervals(sessionize(as_intervals(new)))
     mine = intervals.filter(pc.equal(pa.array(user_partition(intervals["user_id"], 4)), 2))
     owner = Owner(user_buckets(4), 2)
-
-    def key(row: dict) -> tuple:
-        return row["user_id"], row["session_start"]
-
     dataset = DeltaTable(table.uri).to_pyarrow_dataset(filesystem=local_fs(table.uri))
-    scanned = set(map(key, stored_sessions._owned(dataset, reach_filter(mine), owner).to_table().to_pylist()))
-    for fragment in dataset.get_fragments():
-        rows = fragment.to_table(schema=dataset.schema)
-        read = [key(row) in scanned for row in rows.to_pylist()]
-        laid_out_for_4 = user_buckets(4).row_groups(fragment.metadata.metadata, 2) is not None
-        assert read == list(user_partition(rows["user_id"], 4) == 2) if laid_out_for_4 else all(read)
-        assert laid_out_for_4 or user_buckets(4).row_groups(fragment.metadata.metadata, 1) is None
-    found = near_stored(pinned(table), mine, local_fs(table.uri), owner)
-    assert sorted_rows(found) == sorted_rows(whole_read(table, mine).cast(found.schema))
-    assert found.num_rows > 0
+    shared, own = stored_sessions._split_by_owner(dataset, reach_filter(mine), owner)
+    noted = {f.path: user_buckets(4).bucket_of(f.metadata.metadata) for f in dataset.get_fragments()}
+    assert sorted(f.path for f in own) == sorted(path for path, bucket in noted.items() if bucket == 2)
+    assert sorted(f.path for f in shared.get_fragments()) == sorted(p for p, b in noted.items() if b is None)
+    assert own and len(noted) > len(own) + len(list(shared.get_fragments()))  # other owners' files skipped
+    reached = near_stored(pinned(table), mine, local_fs(table.uri), owner)
+    assert sorted_rows(reached.near) == sorted_rows(whole_read(table, mine).cast(reached.near.schema))
+    assert sorted(reached.own_files) == sorted(f.path for f in own)
+    assert reached.near.num_rows > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_owners_that_rewrite_their_own_files_leave_the_sessions_of_every_event_once(tmp_path, seed):
+    """Batch after batch, owners merge their users' new intervals and rewrite their own files, the
+    driver removing the other files' replaced keys and committing: the table always equals the
+    sessions of all the events so far, with late events, a rebuild's plain files, and a change in
+    the number of owners (a file of another count is everyone's until rewritten)."""
+    rng = random.Random(seed)
+    history = events(rng, 300, users=25, hours=6)
+    table = stored_table(tmp_path / "sessions", sessionize(as_intervals(history)), commits=1)
+    seen, rewritten = [history], 0
+    for batch, owners in enumerate((3, 3, 4, 4, 4, 2)):
+        new = pa.concat_tables(
+            [events(rng, 30, users=25, hours=1, start=T0 + dt.timedelta(hours=6 + batch)), events(rng, 3, 25, 6)]
+        )
+        seen.append(new)
+        at, files, keys, removed = pinned(table), [], [], []
+        for owner, part in by_owner(sessions_as_intervals(sessionize(as_intervals(new))), owners):
+            done = merge_owned(
+                at, part, Owner(user_buckets(owners), owner), local_fs(at.uri), local_fs(at.uri), f"b{batch}"
+            )
+            files += done.files
+            keys.append(done.replaced)
+            removed += done.removed
+        replaced = pa.concat_tables(keys) if keys else REPLACED_PART.empty_table()
+        remove_and_add(
+            table,
+            USER_SESSIONS,
+            local_fs(at.uri),
+            replaced,
+            files,
+            Txn("app", 0, batch),
+            "r",
+            buckets=user_buckets(owners),
+            rewritten=removed,
+        )
+        rewritten += len(removed)
+        expected = sorted_rows(sessionize(as_intervals(pa.concat_tables(seen))))
+        assert sorted_rows(table.refresh().to_pyarrow_table().cast(USER_SESSIONS_SCHEMA)) == expected
+    assert rewritten > 0
+
+
+def test_a_file_an_owner_rewrote_that_left_the_table_makes_the_batch_be_read_again(tmp_path):
+    rng = random.Random(4)
+    table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(rng, 100, users=5, hours=2))))
+    at = pinned(table)
+    new = sessions_as_intervals(sessionize(as_intervals(events(rng, 20, users=5, hours=2))))
+    merges = [
+        merge_owned(at, part, Owner(user_buckets(3), o), local_fs(at.uri), local_fs(at.uri), "b")
+        for o, part in by_owner(new, 3)
+    ]
+    done = next(m for m in merges if m.removed)  # an owner that rewrote a file of its own (laid out for 3)
+    DeltaTable(table.uri).optimize.compact()  # a compaction since the owner read the table
+    table.refresh()  # as the driver refreshes it to commit
+    with pytest.raises(TableMoved, match="no longer in the table"):
+        remove_and_add(
+            table,
+            USER_SESSIONS,
+            local_fs(at.uri),
+            done.replaced,
+            done.files,
+            Txn("app", 0, 1),
+            "r",
+            rewritten=done.removed,
+        )

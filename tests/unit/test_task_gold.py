@@ -230,15 +230,18 @@ def test_what_the_driver_receives_is_split_by_content():
     add actions."""
     events = random_events(random.Random(3), 400)
     replaced = sessionize(as_intervals(events.slice(0, 3)))
-    out = pa.concat_tables([*gold_parts(kinded(events)), packed("R", replaced)])
+    rewritten = pa.table({"path": ["session_date=2026-11-20/part-1.parquet"]})
+    out = pa.concat_tables([*gold_parts(kinded(events)), packed("R", replaced), packed("X", rewritten)])
     sizes = part_sizes(out)
-    blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSR"}
+    blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSRX"}
     assert sizes == {
         "file actions": 0,
         "metric sums": blobs["M"],
         "session intervals": blobs["S"],
         "replaced session keys": blobs["R"],
+        "rewritten session files": blobs["X"],
     }
+    assert unpacked(out, "X") == rewritten
     key = [("user_id", "ascending"), ("session_start", "ascending")]
     assert unpacked(out, "R").sort_by(key) == replaced.select(PARTS["R"].names).sort_by(key)
     without = pa.concat_tables(gold_parts(kinded(events)))
