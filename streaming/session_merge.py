@@ -46,9 +46,8 @@ def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.nda
 
 
 def user_buckets(owners: int) -> Buckets:
-    """user_sessions' files laid out by owner: row group by row group, the users of one owner of
-    `owners`, so each owner of a later batch reads its own row groups alone
-    (streaming/stored_sessions.py `Owner`)."""
+    """user_sessions' files laid out by owner: a file per partition and owner of `owners`, so each
+    owner of a later batch opens its own alone (streaming/stored_sessions.py `Owner`)."""
     return Buckets("user_id", owners, user_partition)
 
 

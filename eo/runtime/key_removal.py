@@ -184,8 +184,8 @@ def remove_and_add(
         actions.append(_remove(row, definition, now))
         kept.append(left)
     _found_once(definition, keys.select(key), hits)
-    # What the touched files keep, written again as one file per partition: the small files the
-    # tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
+    # What the touched files keep, written again as one file per partition (and owner): the small
+    # files the tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
     written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label, buckets) if kept else []
     before_commit()
     # No retry: a commit that landed since the refresh (even a compaction of a file removed here)
