@@ -85,7 +85,8 @@ class Rehearsed:
     replayed: int  # of those, read again by the replay of its last batch
     files: int  # files its tasks wrote, then removed
     merged: int  # of those, the sessions' owners' files
-    replaced: int  # stored sessions the owners found and merged with
+    replaced: int  # stored sessions the owners found and merged with, in files not their own
+    rewritten: int  # the owners' own files they wrote again, without the sessions they merged with
 
 
 def rehearse(spark, settings: Settings) -> Rehearsed:
@@ -150,6 +151,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
         files=sum(len(actions) for w in written for actions in w.actions.values()) + merged,
         merged=merged,
         replaced=sum(w.replaced.num_rows for w in written),
+        rewritten=sum(len(w.rewritten) for w in written),
     )
 
 
@@ -172,7 +174,8 @@ def stand_by(spark, settings: Settings, lock: ActiveLock, plan: Callable[[], T |
         f"[standby] warm in {time.monotonic() - began:.1f} s (rehearsed on {rehearsed.records:,} records, "
         f"{rehearsed.replayed:,} of them replayed as by a takeover; its tasks wrote {rehearsed.files} files, "
         f"removed since, {rehearsed.merged} of them sessions merged with "
-        f"{rehearsed.replaced} stored ones; {planning}); waiting for the active instance to exit, its Python "
+        f"{rehearsed.replaced} stored ones, {rehearsed.rewritten} files of their own rewritten; {planning}); "
+        f"waiting for the active instance to exit, its Python "
         f"workers kept warm every {KEEP_WARM_SECONDS:.0f} s",
         flush=True,
     )

@@ -34,8 +34,9 @@ def test_a_rehearsal_reads_the_stored_sessions_and_leaves_nothing_behind(spark, 
     # Its last batch ran again from the scratch checkpoint, alone: not the records read before it.
     assert 0 < rehearsed.replayed < rehearsed.records, rehearsed
     # The newest records are the ones the active instance committed: their owners found the stored
-    # sessions and merged them, as a batch that replays them would.
-    assert rehearsed.replaced > 0, "the owners found no stored session"
+    # sessions and merged them, as a batch that replays them would. The active instance's owners
+    # laid their files out by owner: the rehearsal's owners rewrote their own (into the scratch).
+    assert rehearsed.rewritten > 0 and rehearsed.replaced == 0, rehearsed
     sessions.update_incremental()
     assert (sessions.version(), sorted(sessions.file_uris()), on_disk()) == before, "user_sessions changed"
     stores = spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore
