@@ -102,7 +102,7 @@ class OwnerMerge:
 
     files: list[dict]  # add actions of the files it wrote: the merged sessions and what its rewritten files keep
     replaced: pa.Table  # keys of the stored sessions it replaced in files not its own (REPLACED_PART)
-    removed: list[str]  # its own files it rewrote (paths in the table)
+    rewritten: list[str]  # its own files it wrote again (paths in the table)
     new_users: pa.Table  # the users new to each minute (`new_user_tuples`)
 
 
@@ -116,29 +116,29 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
         raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
     new_users = new_user_tuples(stored, intervals)
     merged, replaced = merged_with(stored, intervals)
-    kept, removed, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
+    kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
     schema = schema_at(at)
     rows = pa.concat_tables([merged.select(schema.names).cast(schema), *kept])
     files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets)
-    return OwnerMerge(files, elsewhere, removed, new_users)
+    return OwnerMerge(files, elsewhere, rewritten, new_users)
 
 
 def _rewritten(own_files: dict[str, pa.Table], replaced: pa.Table) -> tuple[list[pa.Table], list[str], pa.Table]:
     """The owner's own files that hold a replaced key: what they keep, and their paths; and the
     replaced keys held elsewhere (the driver removes those)."""
-    kept, removed, found = [], [], []
+    kept, rewritten, found = [], [], []
     for path, rows in own_files.items():
         hit = held(rows, replaced.select(SESSION_KEY), SESSION_KEY)
         if pc.any(hit).as_py():
             kept.append(rows.filter(pc.invert(hit)))
-            removed.append(path)
+            rewritten.append(path)
             found.append(rows.filter(hit).select(SESSION_KEY))
     if not found:
-        return kept, removed, replaced
+        return kept, rewritten, replaced
     found = pa.concat_tables(found)
     if found.num_rows != found.group_by(SESSION_KEY).aggregate([]).num_rows:  # removed twice, added once
         raise RuntimeError("a stored session is held twice in the owner's files")
-    return kept, removed, replaced.join(found, SESSION_KEY, join_type="left anti")
+    return kept, rewritten, replaced.join(found, SESSION_KEY, join_type="left anti")
 
 
 def _merged(
@@ -166,5 +166,5 @@ def _merged(
     yield from file_rows(done.files, USER_SESSIONS.name).to_batches()
     if done.replaced.num_rows:
         yield from packed("R", done.replaced).to_batches()
-    if done.removed:
-        yield from packed("X", pa.table({"path": done.removed})).to_batches()
+    if done.rewritten:
+        yield from packed("X", pa.table({"path": done.rewritten})).to_batches()

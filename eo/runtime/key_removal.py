@@ -114,16 +114,18 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def _still_there(active: pa.Table, paths: Sequence[str]) -> list[dict]:
-    """The log's rows of `paths`, or TableMoved if one is no longer in the table (a compaction
-    since the tasks read it: what they wrote again may not be all the file held now)."""
-    found = active.filter(pc.is_in(active["path"], value_set=pa.array(list(paths), pa.string()))).to_pylist()
+def _still_there(active: pa.Table, paths: Sequence[str]) -> tuple[list[dict], pa.Table]:
+    """The log's rows of `paths` and the table's other files, or TableMoved if one is no longer in
+    the table (a compaction since the tasks read it: what they wrote again may not be all the
+    file held now)."""
+    named = pc.is_in(active["path"], value_set=pa.array(list(paths), pa.string()))
+    found = active.filter(named).to_pylist()
     missing = set(paths) - {row["path"] for row in found}
     if missing:
         raise TableMoved(
             f"{len(missing)} files the tasks rewrote are no longer in the table, e.g. {sorted(missing)[0]}"
         )
-    return found
+    return found, active.filter(pc.invert(named))
 
 
 def _remove(row: dict, definition: TableDef, now: int):
@@ -168,9 +170,8 @@ def remove_and_add(
     columns = [*key, *definition.partition_by]
     keys = keys.select(columns).cast(pa.schema([schema.field(c) for c in columns]))
     active = pa.table(table.current.get_add_actions(flatten=True))
-    gone = _still_there(active, rewritten)
-    others = pc.invert(pc.is_in(active["path"], value_set=pa.array(list(rewritten), pa.string())))
-    files = holding_files(active.filter(others), definition, keys).to_pylist()
+    gone, others = _still_there(active, rewritten)
+    files = holding_files(others, definition, keys).to_pylist()
     with ThreadPoolExecutor(READERS) as pool:  # many small files: their reads overlap
         found = list(pool.map(lambda row: _file_rows(filesystem, schema, definition, row), files))
     now = int(time.time() * 1000)

@@ -299,7 +299,7 @@ def test_owners_that_rewrite_their_own_files_leave_the_sessions_of_every_event_o
             )
             files += done.files
             keys.append(done.replaced)
-            removed += done.removed
+            removed += done.rewritten
         replaced = pa.concat_tables(keys) if keys else REPLACED_PART.empty_table()
         remove_and_add(
             table,
@@ -327,7 +327,7 @@ def test_a_file_an_owner_rewrote_that_left_the_table_makes_the_batch_be_read_aga
         merge_owned(at, part, Owner(user_buckets(3), o), local_fs(at.uri), local_fs(at.uri), "b")
         for o, part in by_owner(new, 3)
     ]
-    done = next(m for m in merges if m.removed)  # an owner that rewrote a file of its own (laid out for 3)
+    done = next(m for m in merges if m.rewritten)  # an owner that rewrote a file of its own (laid out for 3)
     DeltaTable(table.uri).optimize.compact()  # a compaction since the owner read the table
     table.refresh()  # as the driver refreshes it to commit
     with pytest.raises(TableMoved, match="no longer in the table"):
@@ -339,5 +339,5 @@ def test_a_file_an_owner_rewrote_that_left_the_table_makes_the_batch_be_read_aga
             done.files,
             Txn("app", 0, 1),
             "r",
-            rewritten=done.removed,
+            rewritten=done.rewritten,
         )
