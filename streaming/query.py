@@ -33,12 +33,15 @@ class Knobs:
 def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[int]) -> str:
     """Where a new checkpoint starts reading Kafka: right after what bronze already holds.
 
-    So a new checkpoint (after a reset, or a lost one) never writes an offset into bronze twice."""
-    bronze = lake.read(spark, settings, BRONZE).where(F.col("kafka_topic") == settings.topic)
-    done = {
-        r.kafka_partition: r.last + 1
-        for r in bronze.groupBy("kafka_partition").agg(F.max("kafka_offset").alias("last")).collect()
-    }
+    So a new checkpoint (after a reset, or a lost one) never writes an offset into bronze twice.
+    An empty bronze (a first start) is known from its log, without the Spark job."""
+    done = {}
+    if not environment(settings).table(BRONZE.name).surely_empty():
+        bronze = lake.read(spark, settings, BRONZE).where(F.col("kafka_topic") == settings.topic)
+        done = {
+            r.kafka_partition: r.last + 1
+            for r in bronze.groupBy("kafka_partition").agg(F.max("kafka_offset").alias("last")).collect()
+        }
     return json.dumps({settings.topic: {str(p): done.get(p, -2) for p in partitions}})
 
 

@@ -25,6 +25,7 @@ from eo.runtime import lake
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
+from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED, Fence, Heartbeat
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.live_tables import app_id_of
@@ -104,7 +105,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
 
         batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
         try:
-            if new and not lake.read(spark, settings, SEED).isEmpty():
+            if new and _seeded(spark, settings):
                 read_seed(spark, settings, batch, source)
             return run_query(spark, settings, knobs, batch, source, started, planned)
         except Exception as exc:
@@ -118,6 +119,11 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
                 flush=True,
             )
             return EXIT_FENCED
+
+
+def _seeded(spark, settings: Settings) -> bool:
+    """Whether a reset left a seed to read (its log says so first: most starts have none)."""
+    return not environment(settings).table(SEED.name).surely_empty() and not lake.read(spark, settings, SEED).isEmpty()
 
 
 @contextmanager

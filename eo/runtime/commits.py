@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from eo.runtime.fencing import Fenced, decode_version, encode_version
 
@@ -78,6 +79,17 @@ class Table:
 
     def schema(self) -> pa.Schema:
         return pa.schema(self.current.schema().to_arrow())
+
+    def surely_empty(self) -> bool:
+        """True when the log alone shows the table holds no row (no file, or files whose
+        statistics count none): a start on an empty lake skips a Spark job. False when it holds
+        rows, or when a file without statistics leaves it unknown."""
+        files = pa.table(self.refresh().get_add_actions(flatten=True))
+        if files.num_rows == 0:
+            return True
+        if "num_records" not in files.column_names or files["num_records"].null_count:
+            return False
+        return pc.sum(files["num_records"]).as_py() == 0
 
     def reached(self, app_id: str) -> tuple[int, int] | None:
         """(epoch, position) the app id last committed on this table as last refreshed, or None."""

@@ -100,3 +100,27 @@ def test_concurrent_writers_of_one_app_id_never_both_commit_a_position(table):
         assert isinstance(outcome, CommitFailedError), f"writer {n}: {outcome!r}"
         assert "concurrent transaction" in str(outcome).lower(), f"writer {n}: {outcome!r}"
     assert content(table) == [(f"w{winners[0]}", winners[0])]
+
+
+def test_an_empty_table_is_known_from_its_log(table, tmp_path):
+    assert table.surely_empty()  # created without a file
+    commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
+    assert not table.surely_empty()
+    dt = DeltaTable(table.uri)
+    dt.delete()  # every row gone: the log removes the file
+    assert table.surely_empty()
+    # A file of no rows still counts none.
+    write_deltalake(str(tmp_path / "e"), SCHEMA.empty_table())
+    write_deltalake(str(tmp_path / "e"), SCHEMA.empty_table(), mode="append")
+    assert Table(str(tmp_path / "e")).surely_empty()
+
+
+def test_a_file_without_statistics_leaves_emptiness_unknown(table, monkeypatch):
+    """A log whose file counts no records (a writer that keeps no statistics): never said empty."""
+
+    class Log:
+        def get_add_actions(self, flatten):
+            return pa.table({"path": ["part-0.parquet"], "num_records": pa.array([None], pa.int64())})
+
+    monkeypatch.setattr(table, "refresh", lambda: Log())
+    assert not table.surely_empty()
