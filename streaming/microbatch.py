@@ -20,10 +20,10 @@ sessions merged by the tasks that own their users (streaming/session_merge.py). 
 inside the query's plan, after the engine's state; the job's local property `task_writes.MARK`
 tells them the batch's commit version. The driver
 receives from the tasks the files' add actions, their metric sums (a row per metric key) and
-the keys of the stored sessions the batch replaces, never a record or a session. It adds the
-sums up and merges them into gold with the same functions the batch rebuild uses
-(eo/core/transforms/), and removes the replaced sessions' rows, reading and writing again the
-files that hold them (eo/runtime/key_removal.py); delta-rs commits in
+the paths of the session files the owners wrote again (and the keys of replaced sessions held
+in files laid out otherwise), never a record or a session. It adds the sums up and merges them
+into gold with the same functions the batch rebuild uses (eo/core/transforms/), and removes the
+rewritten files and the keys' rows (eo/runtime/key_removal.py); delta-rs commits in
 milliseconds where a Spark MERGE costs seconds on this machine (docs/hot-path.md).
 
 A batch that fails in the reading because of its data is cut down to the records that make it
