@@ -41,7 +41,13 @@ from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
 def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
     """The task that owns each user's sessions: the same in every task and process (pandas' hash of
     a string is keyed by a constant, not by the process)."""
-    hashed = pd.util.hash_array(np.asarray(users.to_numpy(zero_copy_only=False), dtype=object))
+    flat = users.combine_chunks() if isinstance(users, pa.ChunkedArray) else users
+    if flat.null_count:
+        hashed = pd.util.hash_array(np.asarray(flat.to_numpy(zero_copy_only=False), dtype=object))
+    else:  # each distinct user hashed once: a task holds many rows per user
+        distinct = pc.dictionary_encode(flat)
+        each = pd.util.hash_array(np.asarray(distinct.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+        hashed = each[distinct.indices.to_numpy()]
     return (hashed % np.uint64(partitions)).astype(np.int32)
 
 
@@ -119,7 +125,8 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
     schema = schema_at(at)
     rows = pa.concat_tables([merged.select(schema.names).cast(schema), *kept])
-    files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets)
+    # Every row is the owner's: its users' intervals and sessions, and its own files' rows.
+    files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
     return OwnerMerge(files, elsewhere, rewritten, new_users)
 
 

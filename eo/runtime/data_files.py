@@ -128,10 +128,13 @@ class Buckets:
         return int(noted["bucket"])
 
 
-def _laid_out(rows: pa.Table, buckets: Buckets | None) -> list[pa.Table]:
-    """A partition's rows, file by file: one file, or one per bucket with its note."""
+def _laid_out(rows: pa.Table, buckets: Buckets | None, bucket: int | None = None) -> list[pa.Table]:
+    """A partition's rows, file by file: one file, or one per bucket with its note (`bucket`: all
+    rows are known to be of that one bucket)."""
     if buckets is None or rows.num_rows == 0:
         return [rows]
+    if bucket is not None:
+        return [rows.replace_schema_metadata({**(rows.schema.metadata or {}), **buckets.note(bucket)})]
     return [
         part.replace_schema_metadata({**(part.schema.metadata or {}), **buckets.note(b)})
         for b, part in buckets.split(rows)
@@ -139,16 +142,22 @@ def _laid_out(rows: pa.Table, buckets: Buckets | None) -> list[pa.Table]:
 
 
 def write_files(
-    filesystem, rows: pa.Table, partition_by: Sequence[str], tag: str, buckets: Buckets | None = None
+    filesystem,
+    rows: pa.Table,
+    partition_by: Sequence[str],
+    tag: str,
+    buckets: Buckets | None = None,
+    bucket: int | None = None,
 ) -> list[dict]:
     """Write `rows` (already in the table's schema) under the table's root, one file per
     partition, or per partition and bucket if `buckets`; return their add actions
-    (ACTION_FIELDS). `filesystem` is rooted at the table."""
+    (ACTION_FIELDS). `filesystem` is rooted at the table. `bucket`: the caller knows every row is
+    of that bucket (the task that owns it), and the rows are not hashed again."""
     actions = []
     files = (
         (values, part)
         for values, rows_of_partition in _groups(rows, partition_by)
-        for part in _laid_out(rows_of_partition, buckets)
+        for part in _laid_out(rows_of_partition, buckets, bucket)
     )
     for index, (values, part) in enumerate(files):
         folder = "".join(f"{c}={'__HIVE_DEFAULT_PARTITION__' if v is None else v}/" for c, v in values.items())

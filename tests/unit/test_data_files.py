@@ -133,3 +133,19 @@ def test_files_laid_out_by_bucket_hold_one_bucket_each_and_say_which(tmp_path):
         whole = pq.read_table(tmp_path / action["path"])["event_id"].to_pylist()
         assert sorted(held[action["partition_values"]]) == sorted(whole)
         assert buckets.bucket_of(pq.read_metadata(tmp_path / action["path"]).metadata) is None
+
+
+def test_rows_known_to_be_one_buckets_are_written_with_its_note_unhashed(tmp_path):
+    """The task that owns a bucket writes its rows as that bucket's files, a file per partition,
+    without the layout's function being called."""
+
+    def never(values, count):
+        raise AssertionError("the rows were hashed again")
+
+    buckets = data_files.Buckets("event_id", 4, never)
+    folder = fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem())
+    written = data_files.write_files(folder, ROWS, ["event_date"], "o", buckets, bucket=3)
+    assert len(written) == len({r["event_date"] for r in ROWS.to_pylist()})
+    for action in written:
+        assert buckets.bucket_of(pq.read_metadata(tmp_path / action["path"]).metadata) == 3
+    assert sum(pq.read_table(tmp_path / a["path"]).num_rows for a in written) == ROWS.num_rows

@@ -200,6 +200,11 @@ def test_a_users_owner_is_the_same_in_every_process():
     """The owner must not depend on the Python process (a task's worker): a fixed hash, not hash()."""
     users = pa.array(["u1", "u2", "alice", "", "ü-42"])
     assert user_partition(users, 1_000_003).tolist() == [909543, 659346, 239964, 381525, 104565]
+    # Repeated users over several chunks (each distinct user is hashed once) and a null among them.
+    repeated = pa.chunked_array([["alice", "u1", "alice"], ["ü-42", "u1", "", "u2"]])
+    assert user_partition(repeated, 1_000_003).tolist() == [239964, 909543, 239964, 104565, 909543, 381525, 659346]
+    with_null = user_partition(pa.array(["u2", None, "u2"]), 1_000_003).tolist()
+    assert with_null[0] == with_null[2] == 659346
 
 
 def test_a_task_without_rows_returns_nothing_and_counted_tuples_add_no_user():
