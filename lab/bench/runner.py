@@ -13,9 +13,10 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
-from eo.runtime.kafka_admin import delete_topic, end_offsets, ensure_topic
+from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.key_removal import Rewrite
 from infra.kafka import Broker
+from lab.bench import topics
 from lab.bench.machine import machine, versions
 from lab.bench.sizes import LIVE_PHASES, Profile
 
@@ -52,31 +53,17 @@ class Bench:
         print(f"[bench t+{time.monotonic() - self.began:5.0f} s] {text}", flush=True)
 
     def topic(self, name: str) -> Settings:
-        settings = self.settings.with_overrides(topic=name)
-        delete_topic(settings)
-        ensure_topic(settings)
-        left = sum(end_offsets(settings).values())
-        if left:  # an earlier run's records would be read as this one's
-            raise RuntimeError(f"topic {name} holds {left:,} records after its deletion and re-creation")
-        return settings
+        return topics.fresh(self.settings, name)
 
     def load_topic(self, settings: Settings, records, what: str) -> int:
         began = time.monotonic()
-        writer = records.write.format("kafka").option("kafka.bootstrap.servers", settings.kafka_bootstrap)
-        writer.option("topic", settings.topic).save()
-        loaded = sum(end_offsets(settings).values())
+        loaded = topics.load(settings, records)
         self.log(f"   loaded {loaded:,} {what} into {settings.topic} in {time.monotonic() - began:.0f} s")
         return loaded
 
     def read_once(self, settings: Settings) -> None:
-        """Every record of a freshly loaded topic read once, untimed, before the timed jobs read it:
-        the first reader otherwise pays the broker's own warm-up. The guarded job, which runs
-        first, cost the broker 3.0 and 2.4 CPU seconds in its first two batches, the later jobs
-        1.1-1.5 and 0.9-1.1 for the same records (2026-11-29, docs/bench.md)."""
         began = time.monotonic()
-        reader = self.spark.read.format("kafka").option("kafka.bootstrap.servers", settings.kafka_bootstrap)
-        reader = reader.option("subscribe", settings.topic).option("startingOffsets", "earliest")
-        reader.load().write.format("noop").mode("overwrite").save()
+        topics.read_once(self.spark, settings)
         self.log(f"   read {settings.topic} once to warm the broker in {time.monotonic() - began:.0f} s")
 
     def phase(self, name: str, body) -> None:
