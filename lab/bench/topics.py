@@ -7,6 +7,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from eo.runtime.config import Settings
 from eo.runtime.kafka_admin import delete_topic, end_offsets, ensure_topic
+from streaming.plan import kafka_records_between
 
 
 def fresh(settings: Settings, name: str) -> Settings:
@@ -32,6 +33,5 @@ def read_once(spark: SparkSession, settings: Settings) -> None:
     the first reader otherwise pays the broker's own warm-up. The guarded job, which runs first,
     cost the broker 3.0 and 2.4 CPU seconds in its first two batches, the later jobs 1.1-1.5 and
     0.9-1.1 for the same records (2026-11-29, docs/hot-path.md)."""
-    reader = spark.read.format("kafka").option("kafka.bootstrap.servers", settings.kafka_bootstrap)
-    reader = reader.option("subscribe", settings.topic).option("startingOffsets", "earliest")
-    reader.load().write.format("noop").mode("overwrite").save()
+    everything = kafka_records_between(spark, settings, "earliest", "latest")  # the job's own batch read
+    everything.write.format("noop").mode("overwrite").save()
