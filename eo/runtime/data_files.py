@@ -90,6 +90,9 @@ def _groups(rows: pa.Table, partition_by: Sequence[str]):
         return
     keys = rows.select(list(partition_by)).group_by(list(partition_by)).aggregate([])
     data = rows.drop_columns(list(partition_by))
+    if keys.num_rows == 1:  # the common case: no filter, which would copy every row
+        yield {c: _partition_value(v) for c, v in keys.to_pylist()[0].items()}, data
+        return
     for key in keys.to_pylist():
         mask = None
         for column, value in key.items():

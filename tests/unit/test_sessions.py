@@ -8,10 +8,12 @@ from pyspark.testing import assertDataFrameEqual
 
 from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.sessions import (
+    INTERVALS,
     SESSION_KEY,
     USER_SESSIONS_SCHEMA,
     as_intervals,
     merged_with,
+    new_user_tuples,
     sessionize,
     sessions_as_intervals,
     user_sessions,
@@ -153,3 +155,70 @@ def test_sessions_the_tasks_made_merge_like_their_events(seed):
         merge(stored, intervals)
     whole = {key(r): r for r in sessionize(as_intervals(events)).to_pylist()}
     assert stored == whole
+
+
+ODD_KEYS = ["c1|click|2026-11-20T23:50", "c1|click|2026-11-20T23:51", "c|2|purchase|x", "é|click|m", "Z", "", None]
+VALID_KEYS = [
+    "c1|click|2026-11-20T23:50", "c1|click|2026-11-20T23:51", "c|2|purchase|2026-11-21T00:10", "é|view|2026-11-20T23:59"
+]  # fmt: skip
+
+
+def random_intervals(rng: random.Random, n: int, words=ODD_KEYS, users: int = 4) -> pa.Table:
+    """Intervals of a few users with key lists of any shape: empty, repeated keys, keys that share
+    prefixes, hold "|" or non-ASCII text, and (of ODD_KEYS) a null key."""
+    rows = []
+    for _ in range(n):
+        start = at(rng.uniform(0, 300))
+        rows.append(
+            {
+                "user_id": f"u{rng.randrange(users)}",
+                "start": start,
+                "end": start + dt.timedelta(minutes=rng.choice([0, 0, 5])),
+                "events": 1,
+                "revenue": None,
+                "metric_keys": [rng.choice(words) for _ in range(rng.choice([0, 1, 1, 2, 5]) if words else 0)],
+            }
+        )
+    return pa.Table.from_pylist(rows, INTERVALS)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_sessions_keys_are_those_of_its_intervals_distinct_and_sorted(seed):
+    """Against a plain-Python reading: every key of every interval a session joins, once each,
+    in the strings' order, a null key last (as Arrow sorts)."""
+    rng = random.Random(seed)
+    intervals = random_intervals(rng, 60)
+    halves = pa.concat_tables([intervals.slice(0, 30), intervals.slice(30)])  # chunked input
+    sessions = sessionize(halves).to_pylist()
+    assert sum(s["events"] for s in sessions) == 60
+    for session in sessions:
+        joined = [
+            i
+            for i in intervals.to_pylist()
+            if i["user_id"] == session["user_id"]
+            and session["session_start"] <= i["start"]
+            and i["end"] <= session["session_end"]
+        ]
+        keys = {k for i in joined for k in i["metric_keys"]}
+        expected = sorted(k for k in keys if k is not None) + ([None] if None in keys else [])
+        assert session["metric_keys"] == expected
+
+
+def test_intervals_without_keys_make_sessions_without_keys():
+    intervals = random_intervals(random.Random(0), 10, words=[])
+    assert {len(s["metric_keys"]) for s in sessionize(intervals).to_pylist()} == {0}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_user_is_new_to_a_key_that_none_of_its_stored_sessions_holds(seed):
+    """new_user_tuples against a plain-Python reading, the stored sessions holding many keys that
+    no new interval has (odd ones too)."""
+    rng = random.Random(seed)
+    stored = sessionize(pa.concat_tables([random_intervals(rng, 30), random_intervals(rng, 30, VALID_KEYS)]))
+    intervals = random_intervals(rng, 20, VALID_KEYS, users=8)  # users 4-7 have no stored session
+    held = {(s["user_id"], k) for s in stored.to_pylist() for k in s["metric_keys"]}
+    fresh = {(i["user_id"], k) for i in intervals.to_pylist() for k in i["metric_keys"]}
+    assert fresh & held and fresh - held  # both outcomes occur
+    found = new_user_tuples(stored, intervals).to_pylist()
+    texts = [(r["user_id"], f"{r['campaign_id']}|{r['event_type']}|{r['window_start']:%Y-%m-%dT%H:%M}") for r in found]
+    assert sorted(texts) == sorted(fresh - held)

@@ -134,12 +134,19 @@ def sessionize(intervals: pa.Table) -> pa.Table:
     """Intervals -> the sessions they make, in user_sessions' shape."""
     if intervals.num_rows == 0:
         return USER_SESSIONS_SCHEMA.empty_table()
-    ordered = intervals.take(pc.sort_indices(intervals, [("user_id", "ascending"), ("start", "ascending")]))
-    numbered = ordered.append_column("_session", _session_numbers(ordered["user_id"], ordered["start"], ordered["end"]))
+    # Sorted without the key lists: a stored session's list can hold hundreds of keys, and the
+    # lists are only ever grouped (by the session number each interval gets back).
+    narrow = intervals.select(["user_id", "start", "end", "events", "revenue"])
+    order = pc.sort_indices(narrow, [("user_id", "ascending"), ("start", "ascending")])
+    ordered = narrow.take(order)
+    numbers = _session_numbers(ordered["user_id"], ordered["start"], ordered["end"])
+    numbered = ordered.append_column("_session", numbers)
     merged = numbered.group_by(["user_id", "_session"]).aggregate(
         [("start", "min"), ("end", "max"), ("events", "sum"), ("revenue", "sum")]
     )
-    keys = _keys_by_session(_flat(numbered["_session"]), _flat(numbered["metric_keys"]))
+    session_of = np.empty(intervals.num_rows, dtype=np.int64)
+    session_of[order.to_numpy()] = numbers.to_numpy()
+    keys = _keys_by_session(session_of, _flat(intervals["metric_keys"]))
     return pa.table(
         {
             "user_id": merged["user_id"],
@@ -154,14 +161,33 @@ def sessionize(intervals: pa.Table) -> pa.Table:
     )
 
 
-def _keys_by_session(sessions: pa.Array, keys: pa.ListArray) -> pa.ListArray:
+def _keys_by_session(sessions: np.ndarray, keys: pa.ListArray) -> pa.ListArray:
     """For sessions numbered 1..n (`sessions`, one per interval) and each interval's metric keys:
     session i's keys at position i - 1, distinct and sorted (stream and batch store alike)."""
-    count = pc.max(sessions).as_py()
-    pairs = _each_key(sessions, keys, "_session").sort_by([("_session", "ascending"), ("key", "ascending")])
-    sizes = np.bincount(pairs["_session"].to_numpy(), minlength=count + 1)[1:]
+    count = int(sessions.max())
+    flat = pc.list_flatten(keys)
+    if len(flat) == 0:
+        return pa.ListArray.from_arrays(pa.array(np.zeros(count + 1, dtype=np.int32)), flat)
+    # Keys as numbers ordered like the strings (few distinct keys, many copies), so the pairs are
+    # made distinct and sorted as integers: a string group-by and sort over every stored key of a
+    # long session cost 10x more.
+    codes, dictionary = _ranked(flat)
+    session = sessions[pc.list_parent_indices(keys).to_numpy()]
+    pairs = np.sort(session * len(dictionary) + codes)
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]  # np.unique hashes first: 10x slower here
+    sizes = np.bincount(pairs // len(dictionary), minlength=count + 1)[1:]
     offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32))
-    return pa.ListArray.from_arrays(offsets, pairs["key"].combine_chunks())
+    return pa.ListArray.from_arrays(offsets, dictionary.take(pa.array(pairs % len(dictionary))))
+
+
+def _ranked(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Each value's rank among the distinct values (nulls last, as a sort puts them), and those
+    values in order."""
+    encoded = pc.dictionary_encode(values, null_encoding="encode")
+    order = pc.sort_indices(encoded.dictionary).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[encoded.indices.to_numpy()], encoded.dictionary.take(pa.array(order))
 
 
 def _each_key(owners: pa.ChunkedArray | pa.Array, keys: pa.ChunkedArray | pa.Array, name: str) -> pa.Table:
@@ -178,8 +204,14 @@ def new_user_tuples(stored: pa.Table, intervals: pa.Table) -> pa.Table:
     `stored` must hold the user's stored sessions the intervals reach (`near`): an earlier event of
     the user in the same minute is within the gap of the new one, so its session is among them."""
     fresh = _each_key(intervals["user_id"], intervals["metric_keys"], "user_id")
-    if stored.num_rows:
-        held = _each_key(stored["user_id"], stored["metric_keys"].cast(METRIC_KEYS), "user_id")
+    if stored.num_rows and fresh.num_rows:
+        # Of the stored keys (every key of every reached session), only those some new interval
+        # has can decide anything: the rest are dropped before the join.
+        lists = _flat(stored["metric_keys"].cast(METRIC_KEYS))
+        flat = pc.list_flatten(lists)
+        wanted = pc.is_in(flat, value_set=pc.unique(fresh["key"]))
+        owners = _flat(stored["user_id"]).take(pc.list_parent_indices(lists).filter(wanted))
+        held = pa.table({"user_id": owners, "key": flat.filter(wanted)})
         fresh = fresh.join(held, ["user_id", "key"], join_type="left anti")
     keys = metric_keys_of_texts(fresh["key"])
     return pa.table({**{name: keys[name] for name in METRIC_KEY}, "user_id": fresh["user_id"]})
