@@ -149,3 +149,35 @@ def test_rows_known_to_be_one_buckets_are_written_with_its_note_unhashed(tmp_pat
     for action in written:
         assert buckets.bucket_of(pq.read_metadata(tmp_path / action["path"]).metadata) == 3
     assert sum(pq.read_table(tmp_path / a["path"]).num_rows for a in written) == ROWS.num_rows
+
+
+def keyed_sessions(rows: int, keys: int, distinct: int) -> pa.Table:
+    """Rows each with a list of `keys` texts, drawn from `distinct` of ~30 bytes each."""
+    items = np.array([f"campaign-{i:06d}|click|2026-11-29T{i % 24:02d}:00" for i in range(distinct)], dtype=object)
+    picked = items[np.random.default_rng(0).integers(0, distinct, rows * keys)]
+    offsets = pa.array(np.arange(0, rows * keys + 1, keys, dtype=np.int32))
+    lists = pa.ListArray.from_arrays(offsets, pa.array(picked))
+    return pa.table({"user_id": [f"u{i}" for i in range(rows)], "keys": lists})
+
+
+def test_a_lists_items_stay_in_a_dictionary_past_parquets_default_size_and_carry_no_statistics(tmp_path):
+    """~40,000 distinct items (1.3 MB of text) overflow Parquet's 1 MB dictionary: written plain,
+    the file is several times larger. The tasks' writer keeps them in the dictionary, and writes
+    no min and max of a list's items (Delta keeps none)."""
+    rows = keyed_sessions(4_000, 100, 40_000)
+    actions = data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), rows, [], "t")
+    pq.write_table(rows, tmp_path / "default.parquet")
+    assert actions[0]["size"] * 2 < (tmp_path / "default.parquet").stat().st_size
+    chunks = pq.ParquetFile(tmp_path / actions[0]["path"]).metadata.row_group(0)
+    stats = {chunks.column(i).path_in_schema: chunks.column(i).is_stats_set for i in range(chunks.num_columns)}
+    assert stats == {"user_id": True, "keys.list.element": False}
+    assert pq.read_table(tmp_path / actions[0]["path"]).equals(rows)
+
+
+def test_unique_texts_without_lists_keep_parquets_default_dictionary(tmp_path):
+    """Event ids are all distinct: a dictionary past 1 MB would be wasted work, so tables without
+    lists keep the default (and the file is no larger than Parquet's own)."""
+    ids = pa.table({"event_id": [f"{i:036d}" for i in range(60_000)]})
+    actions = data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), ids, [], "t")
+    pq.write_table(ids, tmp_path / "default.parquet")
+    assert actions[0]["size"] <= (tmp_path / "default.parquet").stat().st_size * 1.01
