@@ -170,7 +170,7 @@ def _keys_by_session(sessions: np.ndarray, keys: pa.ListArray) -> pa.ListArray:
         return pa.ListArray.from_arrays(pa.array(np.zeros(count + 1, dtype=np.int32)), flat)
     # Keys as numbers ordered like the strings (few distinct keys, many copies), so the pairs are
     # made distinct and sorted as integers: a string group-by and sort over every stored key of a
-    # long session cost 10x more.
+    # long session cost 3-4x more (cProfile, lab.bench.owner_merge at 150 keys: 0.28 s against 0.08 s).
     codes, dictionary = _ranked(flat)
     session = sessions[pc.list_parent_indices(keys).to_numpy()]
     pairs = np.sort(session * len(dictionary) + codes)
