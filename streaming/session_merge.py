@@ -124,7 +124,7 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     merged, replaced = merged_with(stored, intervals)
     kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
     schema = schema_at(at)
-    rows = pa.concat_tables([merged.select(schema.names).cast(schema), *kept])
+    rows = pa.concat_tables([merged.select(schema.names).cast(schema), *(k.cast(schema) for k in kept)])
     # Every row is the owner's: its users' intervals and sessions, and its own files' rows.
     files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
     return OwnerMerge(files, elsewhere, rewritten, new_users)

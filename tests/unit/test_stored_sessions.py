@@ -4,12 +4,14 @@ driver's version, only its users' sessions that can reach their intervals, and w
 merge is exactly what a merge against the whole table gives."""
 
 import datetime as dt
+import json
 import random
 from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
 from pyarrow import fs
@@ -341,3 +343,44 @@ def test_a_file_an_owner_rewrote_that_left_the_table_makes_the_batch_be_read_aga
             "r",
             rewritten=done.rewritten,
         )
+
+
+@pytest.mark.parametrize("compliant", [True, False], ids=["element", "legacy-item"])
+def test_an_owners_own_files_are_read_with_their_keys_as_dictionaries(tmp_path, compliant):
+    """An owner reads its own files' metric keys as Parquet's dictionary indices: the rows (the
+    date from the file's partition included) equal a plain read's, and so do the sessions it finds.
+    A file whose list is named otherwise (`item`, older writers) is read by value, to the same rows."""
+    rng = random.Random(11)
+    sessions = sessionize(as_intervals(events(rng, 300, users=30, hours=30)))
+    assert len(set(sessions["session_date"].to_pylist())) == 2
+    assert max(map(len, sessions["metric_keys"].to_pylist())) > 1
+    write_deltalake(str(tmp_path / "t"), sessions.slice(0, 0), partition_by=["session_date"])
+    table = Table(str(tmp_path / "t"))
+    local = local_fs(table.uri)
+    files = []
+    for owner, part in by_owner(sessions, 2):
+        if compliant:
+            files += write_files(local, part, ["session_date"], f"o{owner}", user_buckets(2), bucket=owner)
+        else:  # the same file, written with Parquet's legacy list naming
+            for day in pc.unique(part["session_date"]):
+                rows = part.filter(pc.equal(part["session_date"], day)).drop_columns(["session_date"])
+                path = f"session_date={day}/legacy-{owner}.parquet"
+                local.create_dir(f"session_date={day}")
+                noted = rows.replace_schema_metadata(user_buckets(2).note(owner))
+                pq.write_table(noted, path, filesystem=local, use_compliant_nested_type=False)
+                values = json.dumps({"session_date": str(day)})
+                size = local.get_file_info(path).size
+                files.append({"path": path, "size": size, "partition_values": values, "stats": None})
+    commit_files(table.refresh(), add_actions(files))
+    new = events(rng, 40, users=30, hours=30)
+    intervals = sessions_as_intervals(sessionize(as_intervals(new)))
+    for owner, mine in by_owner(intervals, 2):
+        reached = near_stored(pinned(table), mine, local, Owner(user_buckets(2), owner))
+        read = pa.concat_tables(reached.own_files.values())
+        assert read.schema.field("metric_keys").type == pa.list_(pa.dictionary(pa.int32(), pa.string()))
+        plain = DeltaTable(table.uri).to_pyarrow_table()
+        theirs = plain.filter(pc.equal(pa.array(user_partition(plain["user_id"], 2)), owner))
+        assert sorted_rows(read.cast(USER_SESSIONS_SCHEMA)) == sorted_rows(theirs.cast(USER_SESSIONS_SCHEMA))
+        assert sorted_rows(reached.near) == sorted_rows(whole_read(table, mine).cast(reached.near.schema))
+        assert reached.near.schema.field("metric_keys").type == pa.list_(pa.string())
+        assert reached.near.num_rows > 0 and read.num_rows > reached.near.num_rows
