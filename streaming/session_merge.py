@@ -35,7 +35,7 @@ from eo.runtime.config import Settings
 from eo.runtime.data_files import Buckets, write_files
 from eo.runtime.key_removal import held
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
-from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
+from streaming.stored_sessions import Owner, SessionsAt, keys_dictionary_schema, near_stored, schema_at
 
 
 def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
@@ -123,8 +123,9 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     new_users = new_user_tuples(stored, intervals)
     merged, replaced = merged_with(stored, intervals)
     kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
-    schema = schema_at(at)
-    rows = pa.concat_tables([merged.select(schema.names).cast(schema), *(k.cast(schema) for k in kept)])
+    # The merged sessions join the rows kept with their keys as dictionaries (`near_stored`).
+    schema = keys_dictionary_schema(schema_at(at))
+    rows = pa.concat_tables([merged.select(schema.names).cast(schema), *kept])
     # Every row is the owner's: its users' intervals and sessions, and its own files' rows.
     files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
     return OwnerMerge(files, elsewhere, rewritten, new_users)

