@@ -6,7 +6,11 @@ live lake whose users never pause for the gap (the bench's continuous phase) its
 the sessions' length. This times one owner's merge on a local Delta table: `--users` sessions of
 the owner, each holding `--keys` keys, `--touched` of them reached by one new interval each.
 
-    python -m lab.bench.owner_merge [--users 25000] [--keys 10,50,150] [--touched 8000]
+`--pipeline`: instead, an owner shaped like the pipeline phase's: short sessions of 92,000
+events of its 25,000 users over 5 hours (1,000 campaigns: few repeated keys), and 120,000 new
+events over the same hours, most of them reaching a stored session.
+
+    python -m lab.bench.owner_merge [--users 25000] [--keys 10,50,150] [--touched 8000] [--pipeline]
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import pyarrow.compute as pc
 from deltalake import write_deltalake
 from pyarrow import fs
 
-from eo.core.transforms.sessions import INTERVALS, USER_SESSIONS_SCHEMA
+from eo.core.transforms.sessions import INTERVALS, USER_SESSIONS_SCHEMA, as_intervals, sessionize
 from eo.runtime.commits import Table, commit_files
 from eo.runtime.data_files import add_actions, write_files
 from streaming.session_merge import merge_owned, user_buckets, user_partition
@@ -80,18 +84,32 @@ def intervals(users: list, keys: int) -> pa.Table:
     )
 
 
-def time_merge(folder: Path, users: int, keys: int, touched: int, repeats: int = 3) -> dict:
-    """Seconds of one owner's merge (best of `repeats`, after one warm-up), and its file's size."""
-    owned = owned_users(users)
-    path = folder / f"keys-{keys}"
-    write_deltalake(str(path), sessions(owned, keys).slice(0, 0), partition_by=["session_date"])
+def events(users: np.ndarray, count: int, seed: int) -> pa.Table:
+    """`count` events of `users` at random over 5 hours, of 1,000 campaigns."""
+    rng = np.random.default_rng(seed)
+    times = [T0 + dt.timedelta(seconds=int(s)) for s in rng.integers(0, 5 * 3600, count)]
+    return pa.table(
+        {
+            "user_id": pa.array(users[rng.integers(0, len(users), count)], pa.string()),
+            "event_time": pa.array(times, pa.timestamp("us", tz="UTC")),
+            "event_type": pa.array(np.array(TYPES, dtype=object)[rng.integers(0, 3, count)], pa.string()),
+            "price": pa.nulls(count, pa.decimal128(10, 2)),
+            "campaign_id": pa.array([f"camp-{c:05d}" for c in rng.integers(0, 1_000, count)], pa.string()),
+        }
+    )
+
+
+def time_merge(folder: Path, stored: pa.Table, new: pa.Table, name: str, repeats: int = 3) -> dict:
+    """Seconds of owner 0's merge of `new` intervals with its `stored` sessions (best of `repeats`,
+    after one warm-up), and its file's size."""
+    path = folder / name
+    write_deltalake(str(path), stored.slice(0, 0), partition_by=["session_date"])
     table = Table(str(path))
     root = fs.SubTreeFileSystem(table.uri, fs.LocalFileSystem())
-    files = write_files(root, sessions(owned, keys), ["session_date"], "stored", user_buckets(OWNERS), bucket=0)
+    files = write_files(root, stored, ["session_date"], "stored", user_buckets(OWNERS), bucket=0)
     commit_files(table.refresh(), add_actions(files))
     (folder / "out").mkdir(exist_ok=True)
     out = fs.SubTreeFileSystem(str(folder / "out"), fs.LocalFileSystem())
-    new = intervals(random.Random(keys).sample(list(owned), touched), keys)
     at, owner = pinned(Table(str(path))), Owner(user_buckets(OWNERS), 0)
     merge_owned(at, new, owner, root, out, "warm")
     seconds = []
@@ -99,7 +117,7 @@ def time_merge(folder: Path, users: int, keys: int, touched: int, repeats: int =
         began = time.perf_counter()
         merge_owned(at, new, owner, root, out, f"run{run}")
         seconds.append(time.perf_counter() - began)
-    return {"keys": keys, "file_mb": round(files[0]["size"] / 1e6, 2), "merge_s": round(min(seconds), 3)}
+    return {"file_mb": round(sum(f["size"] for f in files) / 1e6, 2), "merge_s": round(min(seconds), 3)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -107,11 +125,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--users", type=int, default=25_000, help="sessions the owner holds")
     parser.add_argument("--keys", default="10,50,150", help="metric keys per stored session, comma-separated")
     parser.add_argument("--touched", type=int, default=8_000, help="sessions one new interval each reaches")
+    parser.add_argument("--pipeline", action="store_true", help="an owner shaped like the pipeline phase's")
     args = parser.parse_args(argv)
+    owned = owned_users(args.users)
     with tempfile.TemporaryDirectory(prefix="owner-merge-") as folder:
+        if args.pipeline:
+            stored = sessionize(as_intervals(events(owned, 92_000, 1)))
+            print(f"[owner_merge] pipeline-shaped: {stored.num_rows} stored sessions, 120,000 new events ...")
+            result = time_merge(Path(folder), stored, as_intervals(events(owned, 120_000, 2)), "pipeline", repeats=5)
+            print(f"[owner_merge] {result}", flush=True)
+            return
         for keys in (int(k) for k in args.keys.split(",")):
             print(f"[owner_merge] {args.users} sessions of {keys} keys, {args.touched} touched ...", flush=True)
-            print(f"[owner_merge] {time_merge(Path(folder), args.users, keys, args.touched)}", flush=True)
+            new = intervals(random.Random(keys).sample(list(owned), args.touched), keys)
+            result = time_merge(Path(folder), sessions(owned, keys), new, f"keys-{keys}")
+            print(f"[owner_merge] { ({'keys': keys} | result) }", flush=True)
 
 
 if __name__ == "__main__":
