@@ -376,6 +376,10 @@ def test_an_owners_own_files_are_read_with_their_keys_as_dictionaries(tmp_path, 
                 size = local.get_file_info(path).size
                 files.append({"path": path, "size": size, "partition_values": values, "stats": None})
     commit_files(table.refresh(), add_actions(files))
+    for written in files:  # indices come straight from Parquet only where the tasks' writer named the leaf
+        schema = pq.read_metadata(tmp_path / "t" / written["path"]).schema
+        leaves = {schema.column(i).path for i in range(len(schema))}
+        assert (stored_sessions.KEYS_LEAF in leaves) == compliant
     new = events(rng, 40, users=30, hours=30)
     intervals = sessions_as_intervals(sessionize(as_intervals(new)))
     for owner, mine in by_owner(intervals, 2):
