@@ -108,11 +108,14 @@ def as_records(kafka: DataFrame) -> DataFrame:
     )
 
 
-def seed_records(spark: SparkSession, settings: Settings, newest_only: bool = False) -> DataFrame:
-    """The seed table as a stream: empty, except right after a reset. `newest_only`: only what
-    is added from now on (a rehearsal must not read a whole seed)."""
+def seed_records(spark: SparkSession, settings: Settings, whole: bool) -> DataFrame:
+    """The seed table as a stream: empty, except right after a reset. `whole`: from its first
+    version, as the run that reads a seed into the state does (streaming/run.py `_seeded`); else
+    only what is added from now on. The option counts on a new checkpoint alone (one that has
+    offsets keeps its own): there the seed has nothing to read, and taking its first version's
+    snapshot cost the pipeline phase's first batch 1.9 s (3.1 s in a new JVM, docs/hot-path.md)."""
     reader = spark.readStream.format("delta")
-    if newest_only:
+    if not whole:
         reader = reader.option("startingVersion", "latest")
     return reader.load(settings.table_path(SEED.name))
 
@@ -234,14 +237,15 @@ def events_plan(
     (streaming/task_writes.py `finish_in_tasks`): each writing task's file actions and gold parts.
 
     Records isolated as poison so far are quarantined unread (streaming/poison.py).
-    `seeding`: the seed is being read (the first run after a reset): set aside what it holds.
+    `seeding`: the seed is being read (the first run after a reset): read it whole, and set aside
+    what it holds; otherwise the seed's stream starts at its latest version (`seed_records`).
     `rehearsal_files`: a dry run of the plan (streaming/standby.py rehearse): it reads none of the
     seed, and its tasks write their files under this folder, with no batch mark.
     `inputs`: the poison list and the catalogue the plan rests on (read now when not given)."""
     inputs = inputs or PlanInputs.now(settings)
     read = classify_records(spark, settings, records, inputs.poison, inputs.catalogue)
     history = spark.read.format("delta").load(settings.table_path(SEED.name)) if seeding else None
-    seed = seed_records(spark, settings, newest_only=rehearsal_files is not None)
+    seed = seed_records(spark, settings, whole=seeding)
     accepted = first_copies(records, read, seed, history)
     schemas = {t.name: environment(settings).table(t.name).schema() for t in task_writes.KIND_TABLES.values()}
     goals = task_writes.targets(settings, schemas, root=rehearsal_files)
