@@ -112,8 +112,8 @@ def seed_records(spark: SparkSession, settings: Settings, whole: bool) -> DataFr
     """The seed table as a stream: empty, except right after a reset. `whole`: from its first
     version, as the run that reads a seed into the state does (streaming/run.py `_seeded`); else
     only what is added from now on. The option counts on a new checkpoint alone (one that has
-    offsets keeps its own): there the seed has nothing to read, and taking its first version's
-    snapshot cost the pipeline phase's first batch 1.9 s (3.1 s in a new JVM, docs/hot-path.md)."""
+    offsets keeps its own): there the seed has nothing to read, and taking its snapshot first
+    cost the pipeline phase 1.3-2.2 s before its first batch (docs/hot-path.md)."""
     reader = spark.readStream.format("delta")
     if not whole:
         reader = reader.option("startingVersion", "latest")
