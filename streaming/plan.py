@@ -45,7 +45,18 @@ from eo.runtime.reading import catalogue, classify_records
 from streaming import poison, task_writes
 from streaming.parts import OUT_DDL
 
-FETCH_MAX_WAIT_MS = 10
+# The Kafka consumer of every read of the topic, stream and batch alike.
+CONSUMER_OPTIONS = {
+    # A task's consumer seeks to its batch's offsets while a fetch of the previous task may still
+    # wait at the broker for new data (500 ms by default): each Kafka task of a small batch paid
+    # it, 2 s of a 2.5 s job for 1,000 records. The job never waits for data inside a task.
+    "kafka.fetch.max.wait.ms": "10",
+    # A task reads its whole range in one go: at Kafka's defaults (500 records a poll, 1 MB a
+    # partition's fetch) each poll handed over a few hundred records, and reading 1M records
+    # alone took 3.2-3.5 s on 2 cores, 2.4-2.7 s with these (docs/hot-path.md, "The Kafka read").
+    "kafka.max.poll.records": "10000",
+    "kafka.max.partition.fetch.bytes": str(8 << 20),
+}
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,7 @@ class Source:
 
 def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> DataFrame:
     reader = spark.readStream.format("kafka").options(**spark_kafka_options(settings))
-    reader = reader.option("subscribe", settings.topic)
-    # A task's consumer seeks to its batch's offsets while a fetch of the previous task may still
-    # wait at the broker for new data (500 ms by default): each Kafka task of a small batch paid
-    # it, 2 s of a 2.5 s job for 1,000 records. The job never waits for data inside a task.
-    reader = reader.option("kafka.fetch.max.wait.ms", str(FETCH_MAX_WAIT_MS))
+    reader = reader.option("subscribe", settings.topic).options(**CONSUMER_OPTIONS)
     # Loud, not silent, if Kafka's retention deleted records before bronze got them.
     reader = reader.option("failOnDataLoss", "true")
     if source.starting_offsets:
@@ -92,7 +99,8 @@ def kafka_records(spark: SparkSession, settings: Settings, source: Source) -> Da
 
 def kafka_records_between(spark: SparkSession, settings: Settings, start: str, end: str) -> DataFrame:
     """The records between two offsets (JSON, as a checkpoint holds them), read again from Kafka."""
-    reader = spark.read.format("kafka").options(**spark_kafka_options(settings)).option("subscribe", settings.topic)
+    reader = spark.read.format("kafka").options(**spark_kafka_options(settings), **CONSUMER_OPTIONS)
+    reader = reader.option("subscribe", settings.topic)
     return as_records(reader.option("startingOffsets", start).option("endingOffsets", end).load())
 
 
