@@ -9,7 +9,8 @@ The parts (`PARTS`):
 - "M": minute_metrics of a task's event rows (eo/core/transforms/metrics.py), and, from the
   sessions' owners, the users new to each minute. M adds up exactly across tasks: each new event
   is in one writing task, and each user's new tuples are counted by the one task that owns the
-  user. The driver adds them up and merges the sums.
+  user. A writer's sums go to the owners of their campaigns, which add them up; the driver adds
+  the owners' up and merges the sums.
 - "S": the sessions a task's event rows make, as intervals (eo/core/transforms/sessions.py),
   one part per task that owns their users (`_bucket`, streaming/session_merge.py). They travel
   from task to task, not to the driver, except in the lab's unguarded baseline.

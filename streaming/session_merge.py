@@ -57,11 +57,18 @@ def user_buckets(owners: int) -> Buckets:
     return Buckets("user_id", owners, user_partition)
 
 
-def by_owner(intervals: pa.Table, partitions: int) -> Iterator[tuple[int, pa.Table]]:
-    """A task's intervals split by the task that owns their users."""
-    owners = pa.array(user_partition(intervals["user_id"], partitions))
+def by_owner(rows: pa.Table, partitions: int, column: str = "user_id") -> Iterator[tuple[int, pa.Table]]:
+    """A task's rows split by the owning task of their `column` (the same stable hash as users'):
+    intervals by user, metric sums by campaign (`METRICS_OWNED_BY`)."""
+    owners = pa.array(user_partition(rows[column], partitions))
     for owner in pc.unique(owners).to_pylist():
-        yield owner, intervals.filter(pc.equal(owners, owner))
+        yield owner, rows.filter(pc.equal(owners, owner))
+
+
+# The writers' metric sums go to the owners by campaign, so that each owner adds up the sums of
+# its campaigns' keys: sent to one task, every writer's sums met there (owner 0 took 1.25-1.35 s
+# a warm batch against 0.8-0.9 s for the others, and its share grows with the writers).
+METRICS_OWNED_BY = "campaign_id"
 
 
 def session_merger(
@@ -83,7 +90,7 @@ def session_merger(
         rows = pa.Table.from_batches(received)
         sessions_parts, sums = is_part(rows, "S"), is_part(rows, "M")
         yield from rows.filter(pc.invert(pc.or_(sessions_parts, sums))).to_batches()
-        # The writers' metric sums that reached this task leave it added up, with its users: one
+        # The writers' metric sums of this task's campaigns leave it added up, with its users: one
         # row per key and task reaches the driver, not one per writer and another per owner.
         metrics = [unpacked(rows.filter(sums), "M")]
         sent = rows.filter(sessions_parts)

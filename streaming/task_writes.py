@@ -4,7 +4,8 @@ The writer (`plan_writer`) runs inside the streaming query's plan, right after t
 (streaming/plan.py): each of its tasks writes its B, Q and E rows as Parquet files of bronze,
 quarantine and silver (eo/runtime/data_files.py) and returns the files' add actions and its
 share of gold (`gold_parts`, streaming/parts.py): the metric sums of its events and the sessions
-they make, as intervals, one part per task that owns their users. The batch's one Spark job then
+they make, as intervals, one part per task that owns their campaigns (sums) or their users
+(intervals). The batch's one Spark job then
 ends in `finish_in_tasks`: the sessions merged by the tasks that own their users, which also
 count the users new to each minute (streaming/session_merge.py). No record, raw or read, and no
 session goes from a task to the driver. The driver commits each table's files in one delta-rs
@@ -37,7 +38,7 @@ from streaming.parts import (
     part_sizes,
     unpacked,
 )
-from streaming.session_merge import by_owner, session_merger
+from streaming.session_merge import METRICS_OWNED_BY, by_owner, session_merger
 from streaming.stored_sessions import SessionsAt
 
 KIND_TABLES = {"B": BRONZE, "Q": QUARANTINE, "E": SILVER}
@@ -189,7 +190,8 @@ NO_TUPLES = pa.schema(
 
 def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | None = None) -> list[pa.Table]:
     """A task's share of gold, in OUT's shape: its metric rows and its session intervals, split by
-    the task that owns their users (`owners`: how many) or, without owners, in one part.
+    the tasks that own their campaigns and their users (`owners`: how many) or, without owners,
+    in one part each.
     `counted`: the user tuples whose users these rows count (METRIC_KEY + user_id, each once);
     by default those of its EU rows."""
     if events.num_rows == 0:
@@ -200,7 +202,8 @@ def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | 
     intervals = sessions_as_intervals(sessionize(as_intervals(events)))
     if owners is None:
         return [packed("M", metrics), packed("S", intervals)]
-    return [packed("M", metrics), *(packed("S", part, owner) for owner, part in by_owner(intervals, owners))]
+    sums = [packed("M", part, owner) for owner, part in by_owner(metrics, owners, METRICS_OWNED_BY)]
+    return [*sums, *(packed("S", part, owner) for owner, part in by_owner(intervals, owners))]
 
 
 def write_in_tasks(batch: DataFrame, settings: Settings, goals: dict[str, Target], label: str) -> Written:

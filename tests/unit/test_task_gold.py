@@ -196,6 +196,29 @@ def test_each_users_sessions_go_to_one_owner_and_none_is_lost(owners):
     assert pc.sum(unpacked(out, "S")["events"]).as_py() == events.num_rows
 
 
+@pytest.mark.parametrize("owners", [1, 2, 4, 8])
+def test_each_campaigns_sums_go_to_one_owner_and_add_up_to_the_batch(owners):
+    """The writers' metric sums are split by campaign over the owners (not all sent to one task):
+    every writer sends a campaign's sums to the same owner, no owner receives another's campaign,
+    and what the owners receive adds up to the batch's sums."""
+    rng = random.Random(owners)
+    events = random_events(rng, 500)
+    many = pa.array([f"c{rng.randint(0, 40)}" for _ in range(events.num_rows)])  # more campaigns than owners
+    events = events.set_column(events.schema.get_field_index("campaign_id"), "campaign_id", many)
+    rows = events.append_column("_kind", pa.array(["E"] * events.num_rows))
+    tasks = spread(rng, rows, 3)
+    out = pa.concat_tables([t for part in tasks for t in gold_parts(part, owners, counted=NO_TUPLES)])
+    sums = out.filter(pc.equal(out["_part"], "M"))
+    buckets = set(sums["_bucket"].to_pylist())
+    assert buckets <= set(range(owners)) and None not in buckets
+    if owners > 1:
+        assert len(buckets) > 1  # 41 campaigns do not all hash to one owner
+    for owner in buckets:
+        theirs = unpacked(sums.filter(pc.equal(sums["_bucket"], owner)), "M")
+        assert set(user_partition(theirs["campaign_id"], owners).tolist()) == {owner}
+    assert _sorted(added_up(unpacked(out, "M"))) == _sorted(minute_metrics(events, NO_TUPLES))
+
+
 def test_a_users_owner_is_the_same_in_every_process():
     """The owner must not depend on the Python process (a task's worker): a fixed hash, not hash()."""
     users = pa.array(["u1", "u2", "alice", "", "ü-42"])
