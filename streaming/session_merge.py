@@ -67,7 +67,7 @@ def by_owner(rows: pa.Table, partitions: int, column: str = "user_id") -> Iterat
 
 # The writers' metric sums go to the owners by campaign, so that each owner adds up the sums of
 # its campaigns' keys: sent to one task, every writer's sums met there (owner 0 took 1.25-1.35 s
-# a warm batch against 0.8-0.9 s for the others, and its share grows with the writers).
+# a warm batch against 0.8-1.0 s for the others, and its share grows with the writers).
 METRICS_OWNED_BY = "campaign_id"
 
 

@@ -34,6 +34,7 @@ SIZE_OPTIONS = {  # option -> (Profile field, parser, help)
     "--ysb-events": ("ysb_events", count, "YSB events (default 5M)"),
     "--pipeline-events": ("pipeline_events", count, "events of the catch-up (default 2M)"),
     "--pipeline-batch": ("pipeline_batch", count, "max offsets per micro-batch of the catch-up (default 500k)"),
+    "--pipeline-pairs": ("pipeline_pairs", int, "runs of the guarded and unguarded catch-ups, alternated (default 2)"),
     "--cluster-events": ("cluster_events", count, "events of the cluster phase's catch-up (default 1M)"),
     "--cluster-batch": ("cluster_batch", count, "max offsets per micro-batch of the cluster phase (default 500k)"),
     "--rebuild-sizes": ("rebuild_sizes", counts, "e.g. 1M,3M,10M"),

@@ -62,6 +62,45 @@ def catch_up(submitter: Submitter, settings: Settings, mode: str, max_offsets: i
     }
 
 
+PAIRED = ("guarded", "unguarded")  # the jobs whose ratio is the guarantee's price, run in pairs
+
+
+def pooled(runs: list[dict]) -> int | None:
+    """Events per second over several catch-ups of one job: all their events over all their seconds."""
+    seconds = sum(run["seconds"] for run in runs)
+    return round(sum(run["events"] for run in runs) / seconds) if seconds else None
+
+
+def pairs(runs: dict[str, list[dict]]) -> list[dict]:
+    """Each pair of guarded and unguarded runs, in the order they ran, with its own ratio."""
+    out = []
+    for guarded, unguarded in zip(runs["guarded"], runs["unguarded"], strict=True):
+        ratio = round(guarded["events_per_s"] / unguarded["events_per_s"], 3) if unguarded["events_per_s"] else None
+        out.append({"guarded": guarded["events_per_s"], "unguarded": unguarded["events_per_s"], "ratio": ratio})
+    return out
+
+
+def figures(runs: dict[str, dict], paired: dict[str, list[dict]], input_bytes: int) -> dict:
+    """The phase's metrics: the guarded and unguarded jobs' pooled over their pairs (`paired`),
+    the others' from their one run (`runs`), and what reached the guarded driver per Kafka byte."""
+    guarded, unguarded = pooled(paired["guarded"]), pooled(paired["unguarded"])
+    floor = runs["dedup_floor"]["events_per_s"]
+    first = runs["guarded"]
+    rewritten = first.get("driver_rewrites", {}).get("bytes_read", 0)
+    return {
+        "pipeline_events_per_s": guarded,
+        "unguarded_events_per_s": unguarded,
+        "raw_parse_events_per_s": runs["raw_parse"]["events_per_s"],
+        "guarantee_overhead_ratio": round(guarded / unguarded, 3),
+        # About the most guarantee_overhead_ratio can be for a plan on Spark's state (docs/hot-path.md).
+        "dedup_floor_events_per_s": floor,
+        "dedup_floor_ratio": round(floor / unguarded, 3),
+        "driver_bytes_per_input_byte": round(sum(first["driver_bytes"].values()) / input_bytes, 4),
+        # Not what it received from the tasks: the user_sessions files it read to write them again.
+        "driver_rewrite_bytes_per_input_byte": round(rewritten / input_bytes, 4),
+    }
+
+
 def wait_until(condition, timeout: float, every: float = 0.25) -> float | None:
     """Seconds until `condition()` held, or None at the timeout."""
     started = time.monotonic()

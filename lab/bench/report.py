@@ -68,7 +68,9 @@ METHODS = (
     "(availableNow): the streaming job, the same read and reading without guarantees (lab/bench/unguarded.py), "
     "that job with only a shuffle by event id into Spark's own dropDuplicates added (`--dedup-floor`: the least a "
     "guarded plan on Spark's state pays), and the same read and reading into the no-op sink "
-    "(lab/bench/raw_parse.py). Seconds from when each job's session and tables are ready to caught up.",
+    "(lab/bench/raw_parse.py). Seconds from when each job's session and tables are ready to caught up. "
+    "The streaming job and the unguarded one then run again, alternated, as many pairs as `--pipeline-pairs`: "
+    "their figures are all their events over all their seconds, and the ratio is theirs.",
     "**Latency**: per event, (commit time in gold of the micro-batch that committed it) - (its Kafka timestamp); "
     "commit times from the Delta logs' commitInfo (timestamp, custom_metadata position) of silver, metrics and "
     "sessions, the latest of the three; every silver row of the run (not committed = infinitely late).",
@@ -188,6 +190,9 @@ def summary_markdown(result: dict) -> str:
     if short := result.get("ysb", {}).get("pyflink_first_run_short"):
         first = f"{short['pyflink']:,} of {short['spark']:,} views, {short['uncommitted_rows']:,} rows uncommitted"
         lines.append(f"| PyFlink's first run was short, so it ran twice | {first} |")
+    for n, pair in enumerate(result.get("pipeline_pairs", []), 1):
+        lines.append(f"| pipeline pair {n}: guarded / unguarded, ratio | {pair['guarded']:,} / {pair['unguarded']:,}, "
+                     f"{pair['ratio']} |")  # fmt: skip
     lines += _sustained_lines(result)
     lines += _profile_lines(result)
     lines += split_lines(result.get("pipeline", {}))

@@ -16,6 +16,7 @@ from lab.bench.__main__ import main
 from lab.bench.commit_log import DeltaLog, LakeClock, batch_commit_times, commit_times_of, latencies
 from lab.bench.job_log import batches, busy_batches, ready_seconds, seed_seconds
 from lab.bench.latency import distribution, median_and_spread, search_sustained_rate
+from lab.bench.pipeline import figures, pairs, pooled
 from lab.bench.report import OTHER_METRICS, REQUIRED_METRICS, TARGETS, summary_markdown, target_rows
 from lab.bench.scaling import scaling_exponent
 from lab.bench.sizes import PHASES, QUICK, count, counts
@@ -29,6 +30,36 @@ T0 = 1_800_000_000.0  # seconds since the epoch
 def test_sizes_read_like_people_write_them():
     assert count("1M") == 1_000_000 and count("500k") == 500_000 and count("2_500") == 2_500
     assert counts("1M,10M, 50M") == (1_000_000, 10_000_000, 50_000_000)
+
+
+def _catch_up(events: int, seconds: float, **extra) -> dict:
+    return {"events": events, "seconds": seconds, "events_per_s": round(events / seconds), **extra}
+
+
+def test_the_pipelines_pairs_are_pooled_over_all_their_events_and_seconds():
+    """Two pairs on a noisy machine: the guarded and unguarded figures are each job's events over
+    its seconds in all its runs (not a mean of rates), and the ratio is theirs; each pair keeps
+    its own ratio beside them."""
+    driven = {"driver_bytes": {"collected": 3_000}, "driver_rewrites": {"bytes_read": 500}}
+    guarded = [_catch_up(2_000_000, 80.0, **driven), _catch_up(2_000_000, 100.0)]
+    unguarded = [_catch_up(2_000_000, 50.0), _catch_up(2_000_000, 70.0)]
+    runs = {"guarded": guarded[0], "unguarded": unguarded[0], "dedup_floor": _catch_up(2_000_000, 64.0),
+            "raw_parse": _catch_up(2_000_000, 25.0)}  # fmt: skip
+    found = figures(runs, {"guarded": guarded, "unguarded": unguarded}, input_bytes=1_000_000)
+    assert found["pipeline_events_per_s"] == pooled(guarded) == 22_222  # 4M in 180 s, not (25k + 20k) / 2
+    assert found["unguarded_events_per_s"] == 33_333
+    assert found["guarantee_overhead_ratio"] == round(22_222 / 33_333, 3) == 0.667
+    assert found["dedup_floor_ratio"] == round(31_250 / 33_333, 3)
+    assert found["raw_parse_events_per_s"] == 80_000
+    assert found["driver_bytes_per_input_byte"] == 0.003 and found["driver_rewrite_bytes_per_input_byte"] == 0.0005
+    assert pairs({"guarded": guarded, "unguarded": unguarded}) == [
+        {"guarded": 25_000, "unguarded": 40_000, "ratio": 0.625},
+        {"guarded": 20_000, "unguarded": 28_571, "ratio": 0.7},
+    ]
+    one = figures(runs, {"guarded": guarded[:1], "unguarded": unguarded[:1]}, input_bytes=1_000_000)
+    assert one["guarantee_overhead_ratio"] == 0.625  # one pair: its own ratio
+    with pytest.raises(ValueError):
+        pairs({"guarded": guarded, "unguarded": unguarded[:1]})  # a pair without its other half
 
 
 def test_scaling_exponent_is_the_log_log_slope():
