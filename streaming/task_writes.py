@@ -5,10 +5,10 @@ The writer (`plan_writer`) runs inside the streaming query's plan, right after t
 quarantine and silver (eo/runtime/data_files.py) and returns the files' add actions and its
 share of gold (`gold_parts`, streaming/parts.py): the metric sums of its events and the sessions
 they make, as intervals, one part per task that owns their campaigns (sums) or their users
-(intervals). The batch's one Spark job then
-ends in `finish_in_tasks`: the sessions merged by the tasks that own their users, which also
-count the users new to each minute (streaming/session_merge.py). No record, raw or read, and no
-session goes from a task to the driver. The driver commits each table's files in one delta-rs
+(intervals). The batch's one Spark job then ends in `finish_in_tasks`: the sessions merged by
+the tasks that own their users, which also count the users new to each minute
+(streaming/session_merge.py). No record, raw or read, and no session goes from a task to the
+driver. The driver commits each table's files in one delta-rs
 transaction with the batch's txn (eo/runtime/commits.py `append_files`,
 eo/runtime/key_removal.py); files that no commit names (a batch killed before its commit, a task
 attempt that lost) are never read.

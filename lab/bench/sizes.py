@@ -12,8 +12,8 @@ class Profile:
     ysb_batch: int = 1_000_000
     pipeline_events: int = 2_000_000
     pipeline_batch: int = 500_000
-    # The guarded and unguarded jobs run this many times, alternated: on a noisy machine one pair
-    # gave ratios of 0.61-0.84 for one tree (2026-12-01); the figures pool the runs.
+    # The guarded and unguarded jobs run this many times, alternated: on a noisy machine single
+    # runs of one tree gave ratios of 0.61-0.84 (2026-12-01); the figures pool the runs.
     pipeline_pairs: int = 2
     cluster_events: int = 1_000_000  # the cluster phase's topic: the pipeline phase's when the sizes agree
     cluster_batch: int = 500_000
