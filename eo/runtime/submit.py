@@ -5,10 +5,13 @@ The same command runs against `local[*]` or a cluster master; only `--master` di
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -22,7 +25,12 @@ from eo.runtime.spark import BASE_CONF
 LAUNCH_KEYS = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.host", "spark.driver.bindAddress")
 
 PACKAGES = ("eo", "streaming", "batch", "ops")
-PYFILES_ZIP = REPO_ROOT / ".cache" / "pyfiles" / "eo-jobs.zip"
+PYFILES_DIR = REPO_ROOT / ".cache" / "pyfiles"
+ZIP_STEM = "eo-jobs"
+# A zip of another code version is deleted once nothing on this machine names it (in its command
+# line or environment) and it has not been used for this long.
+PRUNE_AFTER_SECONDS = 24 * 3600.0
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the zip's entries carry no build time: same code, same bytes
 
 
 def spark_submit_binary() -> str:
@@ -33,16 +41,105 @@ def spark_submit_binary() -> str:
     return found
 
 
-def build_pyfiles(target: Path = PYFILES_ZIP) -> Path:
-    """Zip the job packages, so a driver or executor elsewhere imports the same code."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for package in PACKAGES:
-            for path in sorted((REPO_ROOT / package).rglob("*.py")):
-                zf.write(path, path.relative_to(REPO_ROOT))
-    tmp.replace(target)
+def _sources(root: Path) -> list[tuple[str, bytes]]:
+    """The job packages' files under `root`, read once: (path in the zip, contents), in order."""
+    return [
+        (path.relative_to(root).as_posix(), path.read_bytes())
+        for package in PACKAGES
+        for path in sorted((root / package).rglob("*.py"))
+    ]
+
+
+def code_version(sources: list[tuple[str, bytes]]) -> str:
+    """A digest of the files' names and contents: the zip's name for that code."""
+    digest = hashlib.sha256()
+    for name, data in sources:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return digest.hexdigest()[:16]
+
+
+def _write_zip(sources: list[tuple[str, bytes]], folder: Path, stem: str) -> Path:
+    """The zip under a name no other build uses (a build beside it writes its own)."""
+    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{stem}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for arcname, data in sources:
+                info = zipfile.ZipInfo(arcname, _FIXED_TIME)
+                info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+                zf.writestr(info, data)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)
+
+
+def build_pyfiles(target: Path | None = None, root: Path = REPO_ROOT, folder: Path = PYFILES_DIR) -> Path:
+    """Zip the job packages, so a driver or executor elsewhere imports the same code.
+
+    Without `target`: once per code version, as `<folder>/eo-jobs-<version>.zip`; a zip already
+    there is used as it is and never rewritten, so a job keeps reading the file it was started
+    with, whatever jobs start beside it or after a code change. Zips of other versions are deleted
+    when unused for a day and named by no process of this machine.
+    With `target`: that file, replaced as a whole.
+    Either way each build writes under a name of its own and then renames it: two builds at once
+    never touch each other's file, and nobody ever reads a zip half written."""
+    sources = _sources(root)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(_write_zip(sources, target.parent, target.stem), target)
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{ZIP_STEM}-{code_version(sources)}.zip"
+    if target.exists():
+        os.utime(target)  # in use: not pruned
+    else:
+        tmp = _write_zip(sources, folder, target.stem)
+        try:
+            os.link(tmp, target)  # only if absent: a zip another build put there first stays
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    prune_pyfiles(folder, keep=target)
     return target
+
+
+def _named_by_processes(paths: list[Path]) -> set[Path]:
+    """Those of `paths` that a live process (readable: this user's) names in its command line or
+    environment, as spark-submit, its JVM and the Python workers name their --py-files."""
+    wanted = {path: str(path).encode() for path in paths}
+    named: set[Path] = set()
+    for proc in Path("/proc").glob("[0-9]*"):
+        for part in ("cmdline", "environ"):
+            try:
+                blob = (proc / part).read_bytes()
+            except OSError:
+                continue
+            named.update(path for path, name in wanted.items() if name in blob)
+    return named
+
+
+def prune_pyfiles(folder: Path = PYFILES_DIR, keep: Path | None = None, now: float | None = None) -> list[Path]:
+    """Delete the zips (and temporary files of builds that died) of `folder` other than `keep`
+    that were last used more than PRUNE_AFTER_SECONDS ago and that no live process names.
+    Nothing is deleted where processes cannot be listed (no /proc). Returns what was deleted."""
+    if not Path("/proc/self").exists():
+        return []
+    limit = (time.time() if now is None else now) - PRUNE_AFTER_SECONDS
+    stale = []
+    for path in [*folder.glob(f"{ZIP_STEM}*.zip"), *folder.glob(f".{ZIP_STEM}*.tmp"), *folder.glob(f"{ZIP_STEM}.tmp")]:
+        try:
+            if path != keep and path.stat().st_mtime < limit:
+                stale.append(path)
+        except FileNotFoundError:
+            continue
+    if not stale:
+        return []
+    in_use = _named_by_processes(stale)
+    deleted = [path for path in stale if path not in in_use]
+    for path in deleted:
+        path.unlink(missing_ok=True)
+    return deleted
 
 
 def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
