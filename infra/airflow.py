@@ -11,7 +11,12 @@ parallelism sized for 2 cores, no example DAGs, the `spark_default` connection c
 missing (local[*]; point it at a cluster master in the UI without touching code). The login
 is `admin` with a password generated on first start and kept in <home>/passwords.json.
 A watchdog started with them starts again any component that dies, and `status` counts those
-restarts (<home>/restarts.jsonl).
+restarts (<home>/restarts.jsonl), naming the running tasks a scheduler that died took with it.
+
+Every process Airflow starts carries a mark in its environment (MARK, its home), and `stop` stops
+what still carries it after the components: a task's Spark job. What a task starts to outlive
+Airflow (the stream the supervisor restarts, infra/streaming.py) runs without the mark or any of
+Airflow's variables (`outside_airflow`), outside its process tree, and `stop` leaves it alone.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -38,6 +44,61 @@ COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 WATCHDOG = "watchdog"  # restarts a component that died (`python -m infra.airflow watch`)
 WATCH_EVERY_S = 5.0
 USER = "admin"
+# In the environment of every process this Airflow starts (and of what they start): its home.
+MARK = "EO_AIRFLOW_INSTANCE"
+# How Airflow names the processes of a task: the LocalExecutor's worker supervising it ("airflow
+# worker -- LocalExecutor: <id>") and the task's own process ("airflow worker -- <id>"), by the task
+# instance's id; the supervisor writes the task's log, <logs>/dag_id=../run_id=../task_id=../attempt=N.log.
+TASK_TITLE = re.compile(
+    r"^airflow worker -- (?:LocalExecutor[^:]*: )?(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
+)
+TASK_LOG = re.compile(
+    r"/dag_id=(?P<dag_id>[^/]+)/run_id=(?P<run_id>[^/]+)/task_id=(?P<task_id>[^/]+)/"
+    r"(?:map_index=(?P<map_index>\d+)/)?attempt=(?P<try_number>\d+)\.log$"
+)
+
+
+def outside_airflow(environ: dict[str, str]) -> dict[str, str]:
+    """`environ` without what Airflow puts in its processes' environment: its variables (AIRFLOW_*,
+    a task's AIRFLOW_CTX_*, its private _AIRFLOW_* and __AIRFLOW_*) and MARK. A process started
+    with it is none of Airflow's: `stop` leaves it running."""
+    return {k: v for k, v in environ.items() if not k.lstrip("_").startswith("AIRFLOW") and k != MARK}
+
+
+def task_of(title: str, files: list[str]) -> dict | None:
+    """The task instance a process runs, from its title (the task instance's id) and, when it is
+    the worker writing the task's log, that log (DAG, run, task and try); None for another process."""
+    match = TASK_TITLE.match(title)
+    if not match:
+        return None
+    task: dict = {"id": match["id"]}
+    for path in files:
+        if logged := TASK_LOG.search(path):
+            task.update({k: v for k, v in logged.groupdict().items() if v is not None}, log=path)
+            task["try_number"] = int(task["try_number"])
+            if "map_index" in task:
+                task["map_index"] = int(task["map_index"])
+            break
+    return task
+
+
+def describe_task(task: dict) -> str:
+    """One task instance in a line: `dag.task[map index] (run ..., try N, ran for ...)`."""
+    if "task_id" not in task:
+        return f"task instance {task['id']}"
+    index = f"[{task['map_index']}]" if "map_index" in task else ""
+    ran = f", ran {_duration(task['ran_seconds'])}" if task.get("ran_seconds") is not None else ""
+    return f"{task['dag_id']}.{task['task_id']}{index} (run {task['run_id']}, try {task['try_number']}{ran})"
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min {int(seconds % 60)} s"
+
+
+def lost_tasks(restarts: list[dict]) -> list[dict]:
+    """The tasks each restart took with it, oldest first, each with the restart's component and time."""
+    return [{**task, "component": r["component"], "at": r["at"]} for r in restarts for task in r.get("tasks", [])]
 
 
 @dataclass(frozen=True)
@@ -134,6 +195,7 @@ class AirflowService:
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
             "EO_HOME": str(REPO_ROOT),
             "SPARK_LOCAL_IP": "127.0.0.1",
+            MARK: str(self.home),
         }
 
     def airflow(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -164,17 +226,61 @@ class AirflowService:
         binary = str(Path(sys.executable).parent / "airflow")
         return process.spawn([binary, component], self.home / f"{component}.log", self.pid_file(component), env=env)
 
+    @staticmethod
+    def tasks_in(members: list[int]) -> tuple[list[dict], set[int]]:
+        """The task instances the LocalExecutor's workers among `members` (a scheduler's process
+        group) run, and every process of those tasks: the workers, and each task's own process with
+        its process group (Airflow gives it one of its own: its Spark job is there). Found by their
+        titles: a retitled process's environment no longer shows Airflow's mark."""
+        tasks: dict[str, dict] = {}
+        for member in members:
+            if task := task_of(process.title(member), process.open_files(member)):
+                tasks.setdefault(task["id"], {}).update(task)
+        processes, now = set(), time.time()
+        for pid, match in process.titled(TASK_TITLE).items():
+            if match["id"] not in tasks:
+                continue
+            processes |= {pid, *process.group(pid)}
+            began = process.started(pid)
+            if "LocalExecutor" not in match.group(0) and began is not None:  # the task's own process
+                task = tasks[match["id"]]
+                task["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began))
+                task["ran_seconds"] = round(now - began, 1)
+        return sorted(tasks.values(), key=lambda t: t.get("started_at", "")), processes
+
+    def taken_with(self, component: str) -> tuple[list[dict], list[int]]:
+        """What a dead component leaves behind: the task instances its processes were running (the
+        LocalExecutor's workers live in the scheduler's process group), and the processes to stop
+        before it starts again: what is left of its group (they hold its ports and would go on with
+        its work) and every process of those tasks, which would run on beside the tasks' next try.
+        Nothing while the component is alive."""
+        pid = process.read_pid(self.pid_file(component))
+        if pid is None or process.alive(pid):
+            return [], []
+        members = process.group(pid)
+        tasks, processes = self.tasks_in(members)
+        return tasks, sorted(set(members) | processes)
+
     def revive(self) -> list[str]:
-        """Start again each component that died, and note it (make airflow-status shows them)."""
+        """Start again each component that died, and note it (make airflow-status and the UI's
+        restarts page show them), with the running tasks it took with it: Airflow starts those
+        again from the beginning, as their next try."""
         dead = [c for c, alive in self.running().items() if not alive]
         for component in dead:
-            if left := process.clear_group(self.pid_file(component)):  # a SIGKILLed scheduler's workers
-                print(f"{component} had left {len(left)} process(es) behind: stopped {left}", flush=True)
+            tasks, stray = self.taken_with(component)
+            if stray:  # a SIGKILLed scheduler's workers, its tasks' processes and their Spark jobs
+                print(f"{component} had left {len(stray)} process(es) behind: stopped {stray}", flush=True)
+                process.terminate(stray)
             pid = self._spawn(component, self.env())
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            record: dict = {"component": component, "at": at, "pid": pid}
+            if tasks:
+                record["tasks"] = tasks
             with open(self.restarts_file, "a") as log:
-                log.write(json.dumps({"component": component, "at": at, "pid": pid}) + "\n")
+                log.write(json.dumps(record) + "\n")
             print(f"{at} {component} had died: started again, pid {pid}", flush=True)
+            for task in tasks:
+                print(f"  it took a running task with it: {describe_task(task)}; Airflow runs it again", flush=True)
         return dead
 
     def watch(self, every: float = WATCH_EVERY_S) -> None:
@@ -225,16 +331,23 @@ class AirflowService:
         return process.alive(process.read_pid(self.pid_file(WATCHDOG)))
 
     def leftovers(self) -> list[int]:
-        """Processes started for this Airflow (its AIRFLOW_HOME in their environment) still alive."""
-        return process.with_env("AIRFLOW_HOME", str(self.home))
+        """Processes started for this Airflow (its MARK in their environment) still alive: not the
+        stream a task started (outside_airflow), nor anything an operator's shell started with
+        AIRFLOW_HOME set."""
+        return process.with_env(MARK, str(self.home))
 
     def stop(self) -> list[str]:
+        """Stop the watchdog, the components and every process of theirs: the components' process
+        groups, the running tasks' processes (each in a group of its own) and what carries MARK (a
+        Spark job a task submitted would go on writing the lake after Airflow is gone). What a task
+        started outside Airflow (the stream) is none of these and runs on."""
         process.stop(self.pid_file(WATCHDOG), timeout=10)  # first, or it would start them again
+        scheduler = process.read_pid(self.pid_file("scheduler"))
+        _, tasks = self.tasks_in(process.group(scheduler)) if process.alive(scheduler) else ([], set())
         stopped = [c for c in COMPONENTS if process.stop(self.pid_file(c), timeout=30)]
-        # Each component's process group went with it; a task's own session (a Spark job it
-        # submitted) would go on writing the lake after Airflow is gone.
-        if left := self.leftovers():
-            print(f"stopping {len(left)} process(es) Airflow left behind: {left}", flush=True)
+        if left := sorted({*self.leftovers(), *(pid for pid in tasks if process.alive(pid))}):
+            named = ", ".join(f"{pid} ({process.title(pid)[:60]})" for pid in left)
+            print(f"stopping {len(left)} process(es) Airflow left behind: {named}", flush=True)
             process.terminate(left)
         return stopped
 
@@ -268,6 +381,7 @@ def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
         "components": running,
         "watchdog": airflow.watching(),
         "restarts": restarts,
+        "tasks_lost": lost_tasks(restarts),
     }
     rows = [("Airflow", state), ("url", airflow.url), ("login", report["login"]), ("metadata", database)]
     rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
@@ -276,6 +390,15 @@ def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
         last = restarts[-1]
         rows.append(
             ("restarts", f"{len(restarts)}, last {last['component']} at {last['at']} ({airflow.restarts_file})")
+        )
+    for restart in [r for r in restarts if r.get("tasks")][-3:]:
+        tasks = restart["tasks"]
+        rows.append(
+            (
+                "tasks lost",
+                f"{len(tasks)} when the {restart['component']} died before {restart['at']}, run again from "
+                f"the start: {'; '.join(describe_task(t) for t in tasks)}",
+            )
         )
     if not up:
         rows.append(("to start it", "make airflow"))

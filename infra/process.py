@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +59,78 @@ def spawn(cmd: list[str], log_file: Path, pid_file: Path, env: dict | None = Non
     return proc.pid
 
 
+# Run by daemon(): starts the command in a session of its own, prints its pid and exits at once.
+_LAUNCHER = """
+import subprocess, sys
+log, cwd, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+with open(log, "ab") as out:
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
+                            start_new_session=True)
+print(proc.pid)
+"""
+
+
+def daemon(cmd: list[str], log_file: Path, pid_file: Path, environ: dict[str, str], cwd: Path) -> int:
+    """Start `cmd` as a daemon, output appended to `log_file`: a session and process group of its
+    own, run from `cwd`, with exactly `environ` as its environment (nothing of the caller's added),
+    and not a child of the caller: a launcher starts it and exits before this returns, so it is
+    adopted by init (or the machine's subreaper) at once. Whatever stops, restarts or reaps the
+    caller's process tree, group or environment leaves it alone."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    launched = subprocess.run(
+        [sys.executable, "-I", "-c", _LAUNCHER, str(log_file), str(cwd), *cmd],
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if launched.returncode != 0:
+        raise RuntimeError(f"could not start {cmd[0]}: {launched.stderr.strip().splitlines()[-1:]}")
+    pid = int(launched.stdout.strip())
+    pid_file.write_text(str(pid))
+    return pid
+
+
+def started(pid: int | None) -> float | None:
+    """When process `pid` started, in epoch seconds (from /proc); None if it is not there."""
+    if pid is None:
+        return None
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime ")
+        )
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def title(pid: int) -> str:
+    """Its command line as `ps` shows it (a title a process set for itself included); "" if gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def open_files(pid: int) -> list[str]:
+    """The paths of the files it has open (readable: this user's processes)."""
+    paths = []
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return []
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("/"):
+            paths.append(target)
+    return paths
+
+
 def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.3) -> float:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -77,6 +151,18 @@ def group(pgid: int) -> list[int]:
         if fields[0] != "Z" and int(fields[2]) == pgid:
             members.append(int(stat.parent.name))
     return members
+
+
+def titled(pattern: re.Pattern[str]) -> dict[int, re.Match[str]]:
+    """The live processes whose title (`title`) matches `pattern`, with the match. Found by title,
+    not environment: a process that sets its title (setproctitle, as Airflow's do) may overwrite
+    what /proc shows of its environment."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        pid = int(cmdline.parent.name)
+        if (match := pattern.match(title(pid))) and alive(pid):
+            found[pid] = match
+    return found
 
 
 def with_env(name: str, value: str) -> list[int]:
@@ -125,18 +211,6 @@ def stop(pid_file: Path, timeout: float = 30.0) -> bool:
         terminate(left)
     pid_file.unlink(missing_ok=True)
     return True
-
-
-def clear_group(pid_file: Path) -> list[int]:
-    """What a server that died left in its process group (an executor's workers, a log server),
-    stopped before the server starts again: they would hold its ports and go on with its work.
-    Returns their pids; nothing while the server itself is alive."""
-    pid = read_pid(pid_file)
-    if pid is None or alive(pid):
-        return []
-    if left := group(pid):
-        terminate(left)
-    return left
 
 
 def kill(pid_file: Path, sig: int = signal.SIGKILL) -> int | None:

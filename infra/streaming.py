@@ -61,9 +61,16 @@ def standing_by(settings: Settings) -> bool:
 
 
 def _spawn(settings: Settings, role: str, args: list[str]) -> int:
+    """The job as a daemon of its own (process.daemon), run from the checkout, in the caller's
+    environment without Airflow's (infra/airflow.py outside_airflow): started by the supervisor's
+    Airflow task or from a shell, it outlives whoever started it, and stopping or restarting
+    Airflow (`make airflow-stop`, the watchdog) leaves it running."""
+    from infra.airflow import outside_airflow
+
     home(settings).mkdir(parents=True, exist_ok=True)
     cmd = submit_command("streaming/run.py", ["run", *args], settings)
-    return process.spawn(cmd, home(settings) / f"{role}.log", pid_file(settings, role), env=submit_env())
+    log = home(settings) / f"{role}.log"
+    return process.daemon(cmd, log, pid_file(settings, role), environ=outside_airflow(submit_env()), cwd=REPO_ROOT)
 
 
 def start(settings: Settings, args: list[str] | None = None) -> int | None:

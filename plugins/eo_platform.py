@@ -9,7 +9,8 @@
 - the Great Expectations Data Docs are served by Airflow's API server at /data-docs/
   (and linked as "Data Docs" in the UI's navigation), so task logs can link to them;
 - the components the watchdog found dead and started again (infra/airflow.py) are listed at
-  /platform/restarts ("Component restarts" in the navigation).
+  /platform/restarts ("Component restarts" in the navigation), each with the running tasks it
+  took with it (a scheduler's), which Airflow runs again from the start.
 """
 
 from __future__ import annotations
@@ -83,23 +84,36 @@ def data_docs_app():
 
 
 def restarts_page(restarts: list[dict]) -> str:
-    """An HTML table of the watchdog's restarts, newest first."""
+    """An HTML table of the watchdog's restarts, newest first, each with the running tasks the
+    component took with it (infra/airflow.py `taken_with`): Airflow runs those again from the start."""
     from html import escape
+
+    from infra.airflow import describe_task
+
+    def tasks(restart: dict) -> str:
+        taken = restart.get("tasks") or []
+        if not taken:
+            return "none"
+        items = "".join(f"<li>{escape(describe_task(t))}</li>" for t in taken)
+        return f"<b>{len(taken)} lost, run again from the start:</b><ul>{items}</ul>"
 
     rows = "".join(
         f"<tr><td>{escape(str(r.get('at')))}</td><td>{escape(str(r.get('component')))}</td>"
-        f"<td>{escape(str(r.get('pid')))}</td></tr>"
+        f"<td>{escape(str(r.get('pid')))}</td><td>{tasks(r)}</td></tr>"
         for r in reversed(restarts)
     )
+    lost = sum(len(r.get("tasks") or []) for r in restarts)
     body = (
-        f"<table border=1 cellpadding=4><tr><th>at (UTC)</th><th>component</th><th>new pid</th></tr>{rows}</table>"
+        "<table border=1 cellpadding=4><tr><th>at (UTC)</th><th>component</th><th>new pid</th>"
+        f"<th>running tasks it took with it</th></tr>{rows}</table>"
         if restarts
         else "<p>No component has died since Airflow was started.</p>"
     )
+    summary = f"{len(restarts)} restart(s), {lost} running task(s) lost with them"
     return (
         "<html><head><title>Component restarts</title></head><body style='font-family:sans-serif'>"
         "<h2>Airflow components the watchdog started again</h2>"
-        f"<p>{len(restarts)} restart(s); make airflow-status shows the same.</p>{body}</body></html>"
+        f"<p>{summary}; make airflow-status shows the same.</p>{body}</body></html>"
     )
 
 

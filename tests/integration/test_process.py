@@ -28,17 +28,3 @@ def test_terminate_kills_what_ignores_sigterm(tmp_path):
     process.wait_for(lambda: len(process.with_env("MARK", mark)) == 2, 10, "the shell and its sleep")
     process.terminate(process.with_env("MARK", mark), timeout=1)
     assert process.with_env("MARK", mark) == []
-
-
-def test_a_dead_servers_group_is_cleared_before_it_starts_again(tmp_path):
-    """A SIGKILLed scheduler's executor workers and log server live on in its group, holding its
-    ports: the watchdog clears them before it starts the scheduler again (infra/airflow.py revive)."""
-    pid_file = tmp_path / "server.pid"
-    leader = process.spawn(["sh", "-c", "sleep 600 & wait"], tmp_path / "server.log", pid_file)
-    process.wait_for(lambda: len(process.group(leader)) == 2, 10, "the shell and its child")
-    assert process.clear_group(pid_file) == []  # alive: nothing to clear
-    process.kill(pid_file)
-    process.wait_for(lambda: not process.alive(leader), 10, "the shell dies")
-    (child,) = process.group(leader)
-    assert process.clear_group(pid_file) == [child]
-    assert process.group(leader) == []

@@ -119,9 +119,15 @@ def test_the_watchdogs_restarts_are_listed_in_the_ui(plugin, tmp_path, monkeypat
     client = TestClient(plugin.platform_app())
     assert "No component has died" in client.get("/restarts").text
     (tmp_path / "restarts.jsonl").write_text(
-        '{"component": "scheduler", "at": "2026-11-26T03:00:00Z", "pid": 41}\n'
+        '{"component": "scheduler", "at": "2026-11-26T03:00:00Z", "pid": 41, "tasks": [{"id": "0199a0b2-7c1e", '
+        '"dag_id": "rebuild_derived", "run_id": "backfill__2026-11-21T00:00:00+00:00", "task_id": "rebuild", '
+        '"try_number": 1, "ran_seconds": 1500.0}]}\n'
         '{"component": "triggerer", "at": "2026-11-26T03:05:00Z", "pid": 42}\n'
     )
     page = client.get("/restarts").text
-    assert "2 restart(s)" in page and page.index("triggerer") < page.index("scheduler")  # newest first
+    assert "2 restart(s), 1 running task(s) lost with them" in page
+    assert page.index("triggerer") < page.index("scheduler")  # newest first
+    # The scheduler's row names the task it took with it, run again from the start.
+    assert "1 lost, run again from the start:" in page
+    assert "rebuild_derived.rebuild (run backfill__2026-11-21T00:00:00+00:00, try 1, ran 25 min 0 s)" in page
     assert any(v["href"] == "/platform/restarts" for v in plugin.EffectivelyOncePlugin.external_views)
