@@ -6,8 +6,11 @@ Every five minutes: are the streaming queries alive and fresh?
 - **inspect**: is the streaming job running; the last committed micro-batch and how long ago it
   committed; lag per Kafka partition (end offsets against the checkpoint's offsets).
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
-  `max_silence_minutes`, is restarted; it resumes from its checkpoints. A job stopped by hand
-  (`make stream-stop`) is left stopped until `make stream-start`.
+  `max_silence_minutes`, counted from its last commit or from when the running instance started,
+  whichever is later, is restarted; it resumes from its checkpoints. A job stopped by hand
+  (`make stream-stop`) is left stopped until `make stream-start`. The job it starts runs outside
+  Airflow (its own session, none of Airflow's environment): stopping or restarting Airflow leaves
+  it running.
 
 The job is what the environment runs (`ops/stream_service.py`): a local spark-submit process
 (a warm standby may take over), or on AWS the EMR Serverless job run `eo-stream`; the checkpoint
@@ -44,11 +47,12 @@ def stream_supervisor():
     def inspect() -> dict:
         from eo.runtime.config import load_settings
         from eo.runtime.monitoring import health
-        from ops.stream_service import stream_service
+        from ops.stream_service import observe, stream_service
 
         settings = load_settings()
-        service = stream_service(settings)
-        report = {"running": service.running(), "held": service.held(), "queries": health(settings)}
+        report = observe(stream_service(settings), health(settings))
+        if report["seconds_since_start"] is not None:
+            print(f"running instance started {report['seconds_since_start']:.0f} s ago")
         for name, q in report["queries"].items():
             print(f"{name}: batch {q['last_batch']}, {q['seconds_since_commit']} s since commit, lag {q['lag']}")
         return report

@@ -115,6 +115,21 @@ def held(settings: Settings) -> str | None:
     return f"stopped by hand at {path.read_text().strip()} (make stream-stop)" if path.exists() else None
 
 
+def started_at(settings: Settings) -> float | None:
+    """When the running instance started, in epoch seconds; None when none runs. A standby that
+    took over counts from when it was found to have (its pid file promoted: the file's change
+    time), not from when it began to wait."""
+    if not running(settings):
+        return None
+    path = pid_file(settings)
+    began = process.started(process.read_pid(path))
+    try:
+        changed = path.stat().st_ctime
+    except FileNotFoundError:
+        return began
+    return changed if began is None else max(began, changed)
+
+
 def kill(settings: Settings) -> int | None:
     """SIGKILL the whole driver, as a crash would (a standby, if one waits, takes over)."""
     _promote(settings)
@@ -139,8 +154,12 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
         queries, kafka = health(settings), "reachable"
     except KafkaException as exc:  # the lag needs the broker; the rest does not
         queries, kafka = {}, f"not reachable at {settings.kafka_bootstrap} ({_kafka_error(exc)}): make kafka-start"
+    since = started_at(settings) if up else None
+    when = "" if since is None else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
+    started = [] if since is None else [("started", f"{when}, {seconds(time.time() - since)} ago")]
     report = {
         "running": up,
+        "started_at": since,  # epoch seconds: the stall judgement counts from it (ops/stream_service.py)
         "standby": standing_by(settings),
         "kafka": kafka,
         "queries": queries,
@@ -149,6 +168,7 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
     }
     rows: list[tuple[str, object]] = [
         ("streaming job", "running" if up else "stopped (make stream-start)"),
+        *started,
         ("standby", "waiting" if report["standby"] else "none (make stream-standby)"),
     ]
     if not queries:

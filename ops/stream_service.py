@@ -32,6 +32,8 @@ class StreamService(Protocol):
 
     def held(self) -> str | None: ...  # why the stream must stay stopped (stopped by hand), or None
 
+    def started_at(self) -> float | None: ...  # when the running instance started (epoch s); None: none runs
+
 
 class LocalStreamService:
     def __init__(self, settings: Settings) -> None:
@@ -58,6 +60,11 @@ class LocalStreamService:
         from infra import streaming
 
         return streaming.held(self.settings)
+
+    def started_at(self) -> float | None:
+        from infra import streaming
+
+        return streaming.started_at(self.settings)
 
 
 class StillCancelling(RuntimeError):
@@ -123,14 +130,64 @@ class EmrStreamService:
     def held(self) -> str | None:
         return None  # a job run cancelled by hand is started again: pause the supervisor DAG
 
+    def started_at(self) -> float | None:
+        """When the live run began running (its current attempt's start, where EMR says); a run not
+        running yet (submitted, scheduled) is starting now. None when no run is live."""
+        from eo.cloud.emr_serverless import LIVE
 
-def stalled_queries(report: dict, max_silence_minutes: float) -> list[str]:
-    """Queries behind Kafka that have not committed for longer than allowed."""
-    return [
-        name
-        for name, q in report["queries"].items()
-        if q["lag"] > 0 and (q["seconds_since_commit"] or 0) > max_silence_minutes * 60
+        pages = self.client.get_paginator("list_job_runs").paginate(applicationId=self.application, states=list(LIVE))
+        runs = [run for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME]
+        if not runs:
+            return None
+        if any(run["state"] != "RUNNING" for run in runs):
+            return time.time()
+        starts = []
+        for run in runs:
+            details = self.client.get_job_run(applicationId=self.application, jobRunId=run["id"])["jobRun"]
+            times = [details.get(key) or run.get(key) for key in ("createdAt", "attemptCreatedAt", "startedAt")]
+            starts.append(max(t.timestamp() for t in times if t is not None))
+        return max(starts)
+
+
+def observe(service: StreamService, queries: dict[str, dict], now: float | None = None) -> dict:
+    """What the supervisor judges by: whether the stream runs, why it must stay stopped, when its
+    running instance started and how long ago, and its queries' health (`queries`, from
+    eo/runtime/monitoring.py `health`, read just before)."""
+    now = time.time() if now is None else now
+    running = service.running()
+    started = service.started_at() if running else None
+    return {
+        "running": running,
+        "held": service.held(),
+        "started_at": started,
+        "seconds_since_start": None if started is None else max(0.0, now - started),
+        "queries": queries,
+    }
+
+
+def silence(query: dict, seconds_since_start: float | None) -> tuple[float, str] | None:
+    """How long the running instance has gone without committing, and since what: its last commit
+    or its start, whichever is later (a commit before this instance started says nothing about
+    it). None when neither is known."""
+    known = [
+        (seconds, since)
+        for seconds, since in ((query["seconds_since_commit"], "its last commit"), (seconds_since_start, "it started"))
+        if seconds is not None
     ]
+    return min(known) if known else None
+
+
+def stalled_queries(report: dict, max_silence_minutes: float) -> dict[str, str]:
+    """The queries behind Kafka whose running instance has committed nothing for longer than
+    allowed, counted from its start or its last commit, whichever is later; each with why."""
+    stalled = {}
+    for name, query in report["queries"].items():
+        quiet = silence(query, report.get("seconds_since_start"))
+        if query["lag"] > 0 and quiet is not None and quiet[0] > max_silence_minutes * 60:
+            seconds, since = quiet
+            stalled[name] = f"{name} {query['lag']:,} records behind, nothing committed for {seconds / 60:.0f} min"
+            stalled[name] += f" (since {since})"
+    return stalled
 
 
 def supervise(service: StreamService, report: dict, max_silence_minutes: float, restart: bool) -> str:
@@ -140,7 +197,7 @@ def supervise(service: StreamService, report: dict, max_silence_minutes: float, 
         return "healthy"
     if not report["running"] and report.get("held"):
         return f"left stopped: {report['held']}; make stream-start resumes it"
-    reason = f"stalled: {stalled}" if stalled else "the stream was not running"
+    reason = f"stalled: {'; '.join(stalled.values())}" if stalled else "the stream was not running"
     if not restart:
         return f"{reason}; restart disabled"
     if report["running"]:

@@ -4,23 +4,39 @@ EMR Serverless job run it starts, watches and cancels (against moto's AWS)."""
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
 from eo.runtime.config import load_settings
-from ops.stream_service import EmrStreamService, LocalStreamService, StillCancelling, stream_service, supervise
+from ops.stream_service import (
+    EmrStreamService,
+    LocalStreamService,
+    StillCancelling,
+    observe,
+    stalled_queries,
+    stream_service,
+    supervise,
+)
 from tests.dags.test_emr_serverless import aws  # noqa: F401 - the moto AWS fixture
 
 pytestmark = pytest.mark.unit
 
 
 class FakeService:
-    def __init__(self, started: str | None = "pid 7") -> None:
+    def __init__(self, started: str | None = "pid 7", started_at: float | None = None) -> None:
         self.calls: list[str] = []
         self.started = started
+        self.since = started_at
 
     def running(self) -> bool:
         return True
+
+    def held(self) -> str | None:
+        return None
+
+    def started_at(self) -> float | None:
+        return self.since
 
     def start(self) -> str | None:
         self.calls.append("start")
@@ -31,8 +47,12 @@ class FakeService:
         return "pid 6"
 
 
-def report(running: bool, lag: int = 0, silent_s: float | None = 10.0) -> dict:
-    return {"running": running, "queries": {"events": {"lag": lag, "seconds_since_commit": silent_s}}}
+def report(running: bool, lag: int = 0, silent_s: float | None = 10.0, since_start: float | None = None) -> dict:
+    return {
+        "running": running,
+        "seconds_since_start": since_start,
+        "queries": {"events": {"lag": lag, "seconds_since_commit": silent_s}},
+    }
 
 
 def test_a_healthy_stream_is_left_alone_and_a_dead_one_restarted():
@@ -67,11 +87,95 @@ def test_a_stream_stopped_by_hand_stays_stopped_until_started_by_hand(lake, caps
 
 def test_a_stalled_stream_is_killed_then_started_unless_restarts_are_off():
     service = FakeService(started=None)
-    assert supervise(service, report(True, lag=5, silent_s=3600), 15, False) == "stalled: ['events']; restart disabled"
+    stalled = "stalled: events 5 records behind, nothing committed for 60 min (since its last commit)"
+    assert supervise(service, report(True, lag=5, silent_s=3600), 15, False) == f"{stalled}; restart disabled"
     assert service.calls == []
     outcome = supervise(service, report(True, lag=5, silent_s=3600), 15, True)
-    assert outcome == "a standby took over (stalled: ['events']); it resumes from the checkpoint"
+    assert outcome == f"a standby took over ({stalled}); it resumes from the checkpoint"
     assert service.calls == ["kill", "start"]
+
+
+def test_a_stream_started_after_a_long_stop_is_judged_from_its_start_not_the_last_commit():
+    """The last commit was made before the stop: the instance running now has had only since its
+    start to commit, and is left alone until that is longer than allowed."""
+    service = FakeService()
+    long_stop = report(True, lag=20_000, silent_s=1962, since_start=150)  # started 2.5 min ago
+    assert stalled_queries(long_stop, 15) == {}
+    assert supervise(service, long_stop, 15, True) == "healthy"
+    slow_start = report(True, lag=20_000, silent_s=7200, since_start=14 * 60)  # slower than a check interval
+    assert supervise(service, slow_start, 15, True) == "healthy"
+    assert service.calls == []
+    # Still nothing committed 16 min after its start: stalled, counted from the start.
+    stuck = report(True, lag=20_000, silent_s=8000, since_start=16 * 60)
+    assert stalled_queries(stuck, 15) == {
+        "events": "events 20,000 records behind, nothing committed for 16 min (since it started)"
+    }
+    assert supervise(service, stuck, 15, True).startswith("restarted as pid 7 (stalled: events 20,000 records")
+    assert service.calls == ["kill", "start"]
+
+
+def test_whichever_is_later_counts_a_start_or_a_commit():
+    # Committed since its start: the commit counts.
+    assert stalled_queries(report(True, lag=5, silent_s=20 * 60, since_start=3600), 15) == {
+        "events": "events 5 records behind, nothing committed for 20 min (since its last commit)"
+    }
+    assert stalled_queries(report(True, lag=5, silent_s=60, since_start=3600), 15) == {}
+    # Nothing ever committed (a new checkpoint): only the start can say, and it does.
+    assert stalled_queries(report(True, lag=5, silent_s=None, since_start=60), 15) == {}
+    assert list(stalled_queries(report(True, lag=5, silent_s=None, since_start=3600), 15)) == ["events"]
+    # Neither known: nothing to judge by. No lag: idle, never stalled.
+    assert stalled_queries(report(True, lag=5, silent_s=None, since_start=None), 15) == {}
+    assert stalled_queries(report(True, lag=0, silent_s=7200, since_start=7200), 15) == {}
+
+
+def test_the_supervisor_observes_when_the_running_instance_started():
+    queries = {"events": {"lag": 3, "seconds_since_commit": 4000.0}}
+    seen = observe(FakeService(started_at=1_000.0), queries, now=1_090.0)
+    assert seen == {
+        "running": True,
+        "held": None,
+        "started_at": 1_000.0,
+        "seconds_since_start": 90.0,
+        "queries": queries,
+    }
+    assert stalled_queries(seen, 15) == {}
+
+
+def test_the_local_stream_started_when_its_process_did_or_a_standby_when_it_took_over(lake, monkeypatch):
+    """The pid file of the job names this very process: its start is the process's, from /proc."""
+    import os
+
+    from confluent_kafka import KafkaException
+
+    from eo.runtime import monitoring
+    from infra import process, streaming
+
+    def no_broker(settings):  # status's lag needs a broker, its start time does not
+        raise KafkaException("Local: Broker transport failure")
+
+    monkeypatch.setattr(monitoring, "health", no_broker)
+
+    service = LocalStreamService(lake)
+    assert service.started_at() is None  # nothing runs
+    streaming.home(lake).mkdir(parents=True, exist_ok=True)
+    try:
+        streaming.pid_file(lake).write_text(str(os.getpid()))
+        began = process.started(os.getpid())
+        assert began is not None and began <= time.time()
+        assert service.started_at() == max(began, streaming.pid_file(lake).stat().st_ctime)
+        status = streaming.status(lake)
+        assert status.report["running"] and status.report["started_at"] == service.started_at()
+        assert dict(status.rows)["started"].endswith(" s ago")
+
+        # A standby waiting since long ago takes over when the job dies: it counts from then.
+        streaming.pid_file(lake).unlink()
+        streaming.pid_file(lake, "standby").write_text(str(os.getpid()))
+        time.sleep(0.05)
+        promoted_after = time.time()
+        assert service.running()  # finds the job gone: the standby is promoted
+        assert service.started_at() >= promoted_after - 0.05 > began
+    finally:
+        shutil.rmtree(streaming.home(lake))
 
 
 def test_each_environment_gets_its_service(aws):  # noqa: F811
@@ -96,6 +200,9 @@ class RunningRuns:
 
     def start_job_run(self, **kwargs):
         return self.emr.start_job_run(**kwargs)
+
+    def get_job_run(self, **kwargs):
+        return self.emr.get_job_run(**kwargs)
 
     def get_paginator(self, name):
         emr, state = self.emr, self.state
@@ -134,8 +241,11 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     assert driver["sparkSubmit"]["entryPointArguments"] == ["run"]
     assert service.running() and service.start() is None  # never two streams
 
+    began = service.started_at()
+    assert began is not None and began <= time.time()
     supervise(service, report(True, lag=5, silent_s=3600), 15, True)  # stalled: cancelled, started anew
     assert service.client.cancelled == [runs[0]["id"]]
+    assert service.started_at() >= began
     assert len(aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]) == 2 and service.running()
 
 
