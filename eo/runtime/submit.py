@@ -73,10 +73,11 @@ def _write_zip(sources: list[tuple[str, bytes]], folder: Path, stem: str) -> Pat
     return Path(name)
 
 
-def build_pyfiles(target: Path | None = None, root: Path = REPO_ROOT, folder: Path = PYFILES_DIR) -> Path:
+def build_pyfiles(target: Path | None = None, root: Path = REPO_ROOT, folder: Path | None = None) -> Path:
     """Zip the job packages, so a driver or executor elsewhere imports the same code.
 
-    Without `target`: once per code version, as `<folder>/eo-jobs-<version>.zip`; a zip already
+    Without `target`: once per code version, as `<folder>/eo-jobs-<version>.zip` (PYFILES_DIR by
+    default); a zip already
     there is used as it is and never rewritten, so a job keeps reading the file it was started
     with, whatever jobs start beside it or after a code change. Zips of other versions are deleted
     when unused for a day and named by no process of this machine.
@@ -88,6 +89,7 @@ def build_pyfiles(target: Path | None = None, root: Path = REPO_ROOT, folder: Pa
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(_write_zip(sources, target.parent, target.stem), target)
         return target
+    folder = PYFILES_DIR if folder is None else folder
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{ZIP_STEM}-{code_version(sources)}.zip"
     if target.exists():
@@ -119,7 +121,7 @@ def _named_by_processes(paths: list[Path]) -> set[Path]:
     return named
 
 
-def prune_pyfiles(folder: Path = PYFILES_DIR, keep: Path | None = None, now: float | None = None) -> list[Path]:
+def prune_pyfiles(folder: Path, keep: Path | None = None, now: float | None = None) -> list[Path]:
     """Delete the zips (and temporary files of builds that died) of `folder` other than `keep`
     that were last used more than PRUNE_AFTER_SECONDS ago and that no live process names.
     Nothing is deleted where processes cannot be listed (no /proc). Returns what was deleted."""
