@@ -76,11 +76,11 @@ def _write_zip(sources: list[tuple[str, bytes]], folder: Path, stem: str) -> Pat
 def build_pyfiles(target: Path | None = None, root: Path = REPO_ROOT, folder: Path | None = None) -> Path:
     """Zip the job packages, so a driver or executor elsewhere imports the same code.
 
-    Without `target`: once per code version, as `<folder>/eo-jobs-<version>.zip` (PYFILES_DIR by
-    default); a zip already
-    there is used as it is and never rewritten, so a job keeps reading the file it was started
-    with, whatever jobs start beside it or after a code change. Zips of other versions are deleted
-    when unused for a day and named by no process of this machine.
+    Without `target`: once per code version, as `<folder>/eo-jobs-<version>.zip` (folder:
+    PYFILES_DIR by default); a zip already there is used as it is and never rewritten, so a job
+    keeps reading the file it was started with, whatever jobs start beside it or after a code
+    change. Zips of other versions are deleted when unused for a day and named by no process of
+    this machine.
     With `target`: that file, replaced as a whole.
     Either way each build writes under a name of its own and then renames it: two builds at once
     never touch each other's file, and nobody ever reads a zip half written."""
