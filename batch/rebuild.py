@@ -41,7 +41,7 @@ from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import record_rebuilt
 from eo.runtime.fencing import Fence, Fenced
 from eo.runtime.lake import ensure_reference, ensure_tables
-from eo.runtime.live_tables import claim_while_stopped
+from eo.runtime.live_tables import holding_live_tables
 from eo.runtime.reading import classify_records, recorded_poison
 from eo.runtime.spark import build_session
 
@@ -112,10 +112,12 @@ def rebuild(
     owner=None,
 ) -> dict:
     """`fence`: for live tables (target main), the epoch `claim_while_stopped` took for this rebuild;
-    `owner`: the app id it claimed the tables under with it (live_tables.owner, taken before a
-    reset moves the checkpoint away), by default the current checkpoint's."""
+    `owner`: the app id it claimed the tables under with it and the position it leaves them at
+    (live_tables.owner, taken before a reset moves the checkpoint away), by default the current
+    checkpoint's. A whole rebuild leaves every live table at bronze's position, whatever batch a
+    crash left partial; a range is refused while one is (NotReady)."""
     if target == "main" and fence is not None and owner is None:
-        owner = live_tables.owner(settings, fence)
+        owner = live_tables.owner(settings, fence, whole=interval is None)
     started = dt.datetime.now(dt.UTC)  # no event the log gets later is in this rebuild
     progress = Progress("rebuild", len(GOLD) + (2 if interval is None else 0))  # gold, + silver, quarantine
     ensure_reference(spark, settings)
@@ -159,11 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     interval = (intervals_from(args) or [None])[0]
     settings = load_settings()
-    fence = None
-    if args.target == "main":  # live tables: refused while the stream holds its lease, else claimed
-        fence = claim_while_stopped(settings, "rebuilding --target main")
-    spark = build_session("eo-rebuild", settings)
-    stats = rebuild(spark, settings, interval, args.target, fence)
+    if args.target == "main":  # live tables: refused while another writer holds them, else claimed and held
+        with holding_live_tables(settings, "rebuilding --target main") as fence:
+            stats = rebuild(build_session("eo-rebuild", settings), settings, interval, args.target, fence)
+    else:
+        stats = rebuild(build_session("eo-rebuild", settings), settings, interval, args.target)
     print("[rebuild] done:", flush=True)
     for key, value in stats.items():  # a line each: Airflow's log panel cuts long lines
         print(f"[rebuild]   {key} = {value}", flush=True)

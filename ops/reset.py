@@ -29,7 +29,7 @@ from eo.runtime import lake, live_tables
 from eo.runtime.cli import EXIT_CODES, NOT_READY, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.live_tables import claim_while_stopped
+from eo.runtime.live_tables import holding_live_tables
 from eo.runtime.sinks import postgres
 from eo.runtime.spark import build_session, close_state_stores
 
@@ -46,10 +46,14 @@ def write_seed(spark, settings: Settings) -> int:
 
 def reset(settings: Settings) -> int:
     try:
-        fence = claim_while_stopped(settings, "a reset")
+        with holding_live_tables(settings, "a reset") as fence:
+            return _reset(settings, fence)
     except NotReady as refusal:
         print(refusal, file=sys.stderr)
         return NOT_READY
+
+
+def _reset(settings: Settings, fence) -> int:
     owner = live_tables.owner(settings, fence)  # the app id claimed: before the checkpoint moves away
     spark = build_session("eo-streaming-reset", settings)
     # A query this process ran and stopped still has its state stores open, and their maintenance

@@ -64,14 +64,19 @@ def prepare_lake(spark, settings: Settings, rows: list[tuple] | None = None) -> 
         bronze_frame(spark, rows).write.format("delta").mode("append").save(settings.table_path(BRONZE.name))
 
 
-def micro_batch(settings: Settings, **options):
-    """The streaming job's foreachBatch with an epoch of its own, from the environment's lease."""
+def micro_batch(settings: Settings, live: bool = False, **options):
+    """The streaming job's foreachBatch with an epoch of its own, from the environment's lease.
+    `live`: its commits carry the app id of the checkpoint's generation, as the job's do (what a
+    rebuild into the live tables claims); else the query's name."""
     from eo.runtime.environment import environment
     from eo.runtime.fencing import Fence
+    from eo.runtime.live_tables import app_id_of
+    from streaming import checkpoint
     from streaming.microbatch import MicroBatch
     from streaming.run import QUERY
 
-    return MicroBatch(settings, Fence.start(environment(settings).lease(), QUERY), QUERY, **options)
+    app_id = app_id_of(checkpoint.ensure_id(settings, QUERY)) if live else QUERY
+    return MicroBatch(settings, Fence.start(environment(settings).lease(), QUERY), app_id, **options)
 
 
 def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
@@ -94,24 +99,36 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
         batch.records_of = lambda _batch_id, rows=rows: bronze_frame(spark, rows)
         for file in files:
             bronze_frame(spark, file).coalesce(1).write.format("delta").mode("append").save(source)
-        while True:
-            plan = events_plan(spark, settings, spark.readStream.format("delta").load(source))
-            writer = (
-                plan.writeStream.foreachBatch(batch)
-                .option("checkpointLocation", settings.checkpoint_path(QUERY))
-                .trigger(availableNow=True)
-            )
-            query = start_checked(writer, plan)
-            try:
-                query.awaitTermination()
-                break
-            except Exception as exc:
-                if not reads_again(exc):
-                    raise
-                print(f"[test] the query restarts: {exc}", flush=True)
-            finally:
-                query.stop()
+        resume(spark, settings, batch)
     return batch
+
+
+def resume(spark, settings: Settings, batch=None):
+    """The query started again on what the stand-in source holds (a restart after a crash: the
+    last planned batch is replayed), run until caught up."""
+    from streaming.microbatch import reads_again
+    from streaming.plan import events_plan, start_checked
+    from streaming.run import QUERY
+
+    source = f"{settings.checkpoint_root}/_test_records"
+    batch = batch or micro_batch(settings, log_progress=False)
+    while True:
+        plan = events_plan(spark, settings, spark.readStream.format("delta").load(source))
+        writer = (
+            plan.writeStream.foreachBatch(batch)
+            .option("checkpointLocation", settings.checkpoint_path(QUERY))
+            .trigger(availableNow=True)
+        )
+        query = start_checked(writer, plan)
+        try:
+            query.awaitTermination()
+            return batch
+        except Exception as exc:
+            if not reads_again(exc):
+                raise
+            print(f"[test] the query restarts: {exc}", flush=True)
+        finally:
+            query.stop()
 
 
 def forget_last_commit(settings: Settings) -> None:

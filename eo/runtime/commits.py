@@ -228,18 +228,18 @@ def accumulate(
 
 
 def _as_owner(table: Table, owner: Txn | None, check: Callable[[], None] | None = None):
-    """Commit properties for a write by the epoch that claimed the table (`owner`: its app id and
-    epoch; the position is kept as reached), or None without an owner. Refreshes the table: the
-    commit is checked against this version, so a claim of the owner's app id by a newer epoch in
-    between refuses it. `check` (the lease's `Fence.check`) runs last, right before the commit:
+    """Commit properties for a write by the epoch that claimed the table (`owner`: its app id,
+    epoch, and the position the table is left at), or None without an owner. Refreshes the table:
+    the commit is checked against this version, so a claim of the owner's app id by a newer epoch
+    in between refuses it. `check` (the lease's `Fence.check`) runs last, right before the commit:
     a stream started under another app id (after a reset, a new checkpoint) is seen there."""
     table.refresh()
     properties = None
     if owner is not None:
-        held, position = table.reached(owner.app_id) or (0, 0)
+        held, _ = table.reached(owner.app_id) or (0, 0)
         if held > owner.epoch:
             raise Fenced(f"{owner.app_id}: epoch {owner.epoch} was superseded by epoch {held} on {table.uri}")
-        properties = commit_properties(Txn(owner.app_id, owner.epoch, position))
+        properties = commit_properties(owner)
     if check is not None:
         check()
     return properties

@@ -8,18 +8,24 @@ and the same claims. Here, not in streaming/: stream and batch do not import eac
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
+import re
 import socket
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 
+from eo.core.positions import partial_batch, rebuilt_position
 from eo.core.tables import BRONZE, GOLD, QUARANTINE, SILVER, TableDef
 from eo.runtime import commits
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
-from eo.runtime.fencing import Fence
+from eo.runtime.fencing import HOLD_SECONDS, Fence, HeldBy, holding
 
 QUERY = STREAM_QUERY
 # The tables the stream writes: streaming/microbatch.py's WRITES (a unit test holds them equal).
@@ -46,9 +52,45 @@ def app_id_of(generation: str) -> str:
     return f"{QUERY}-{generation}"
 
 
-def holder() -> str:
-    """Who holds the lease while the stream runs, as a refusal names it: this machine and process."""
-    return f"{socket.gethostname()} pid {os.getpid()}"
+_STARTED = time.time()  # when this process started: a holder says since when it runs
+
+
+def holder(role: str = "the stream") -> str:
+    """Who holds the lease, as a refusal names it: what it is, this machine and process, and since
+    when (the process's start). The form is read back by `gone`."""
+    since = dt.datetime.fromtimestamp(_STARTED, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"{role} on {socket.gethostname()} pid {os.getpid()} since {since}"
+
+
+_HOLDER = re.compile(r" on (?P<host>\S+) pid (?P<pid>\d+)")
+
+
+def gone(held: HeldBy) -> bool:
+    """Whether a recorded holder is known to have died: its process is gone on this machine (a
+    SIGKILL leaves its hold until it expires). A holder on another machine is never known gone."""
+    found = _HOLDER.search(held.holder) or re.match(r"(?P<host>\S+) pid (?P<pid>\d+)", held.holder)
+    if found is None or found["host"] != socket.gethostname():
+        return False
+    pid = int(found["pid"])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a zombie child counts as dead
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def live_holder(settings: Settings) -> HeldBy | None:
+    """Who holds the stream's lease right now (a stream, a rebuild into the live tables, a reset),
+    unless its hold is over or its process is known gone."""
+    held = environment(settings).lease().held(QUERY)
+    return None if held is None or gone(held) else held
 
 
 def claim(settings: Settings, app_id: str, epoch: int, tables: Sequence[TableDef]) -> None:
@@ -60,34 +102,89 @@ def claim(settings: Settings, app_id: str, epoch: int, tables: Sequence[TableDef
         list(pool.map(lambda table: commits.claim(table, app_id, epoch), found))
 
 
-def owner(settings: Settings, fence: Fence) -> commits.Txn | None:
-    """Who writes the live tables after `claim_while_stopped`: the stream's app id with the epoch it
-    took (commits.replace_files keeps the position reached), or None without a checkpoint."""
+def positions(settings: Settings, app_id: str) -> dict[str, int]:
+    """The position (batch id + 1; 0: none) `app_id` reached on each live table that exists."""
+    from eo.runtime.lake import table_exists
+
+    found = {}
+    for table in STREAM_TABLES:
+        if table_exists(settings, settings.table_path(table.name)):
+            target = environment(settings).table(table.name)
+            target.refresh()
+            found[table.name] = (target.reached(app_id) or (0, 0))[1]
+    return found
+
+
+def owner(settings: Settings, fence: Fence, whole: bool = True) -> commits.Txn | None:
+    """Who writes the live tables after `claim_while_stopped`, or None without a checkpoint: the
+    stream's app id, the epoch the fence took, and the position every table is left at.
+
+    `whole` (a rebuild of every live table from bronze): bronze's position, whatever a crash left
+    the others at (eo/core/positions.py). Else (a range of gold) the tables must be at one
+    position already: NotReady names the partial batch."""
     current = generation(settings)
-    return None if current is None else commits.Txn(app_id_of(current), fence.epoch, 0)
+    if current is None:
+        return None
+    app_id = app_id_of(current)
+    reached = positions(settings, app_id)
+    partial = partial_batch(reached)
+    if partial and not whole:
+        raise NotReady(
+            f"{partial}: a range cannot be rebuilt into the live tables until every table holds it; "
+            "run the stream until caught up (`python -m streaming run --until-caught-up`), or rebuild "
+            "every table (`python -m batch.rebuild --target main`, no range)"
+        )
+    return commits.Txn(app_id, fence.epoch, rebuilt_position(reached))
 
 
-def claim_while_stopped(settings: Settings, doing: str) -> Fence:
+def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> Fence:
     """For a command that writes the stream's live tables (`doing`: what it is about to do).
 
-    Refuses (NotReady) while a live stream holds the lease, in every environment: the lease is
-    shared where the instances are (a file here, DynamoDB or PostgreSQL across machines).
-    Otherwise takes a new epoch and claims the stream's tables with it, as a starting stream does:
-    a zombie stream (paused, its hold expired) can then commit nothing more, through the lease or
-    the tables. Tables not there yet have nothing to fence."""
+    Refuses (NotReady) while a live holder has the lease (a stream, another rebuild or reset), in
+    every environment: the lease is shared where the instances are (a file here, DynamoDB or
+    PostgreSQL across machines). Otherwise takes a new epoch and claims the stream's tables with
+    it, as a starting stream does: a zombie stream (paused, its hold expired) can then commit
+    nothing more, through the lease or the tables. Tables not there yet have nothing to fence.
+    `hold`: the epoch is held in this process's name (renew it: `holding_live_tables`), so that a
+    stream or another writer starting meanwhile is refused, naming this one. The tables' own
+    properties (an append-only guard a killed rebuild left lifted) are set again."""
     from eo.runtime.lake import table_exists
 
     lease = environment(settings).lease()
-    held = lease.held(QUERY)
+    held = live_holder(settings)
     if held is not None:
-        raise NotReady(
-            f"the stream is running: stop it (make stream-stop) before {doing}; it holds the lease ({held}), "
-            "and a stream that died without letting go frees it by then"
-        )
-    fence = Fence.start(lease, QUERY)
+        stop = " (make stream-stop)" if held.holder.startswith("the stream") else ""
+        raise NotReady(f"{held} holds the stream's live tables: stop it{stop} before {doing}, or wait for it to end")
+    fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)
+    there = [t for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]
     if current is not None:
-        there = [t for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]
         claim(settings, app_id_of(current), fence.epoch, there)
+    restore_properties(settings, there)
     print(f"[lease] {QUERY} epoch {fence.epoch} taken and the stream's tables claimed before {doing}", flush=True)
     return fence
+
+
+@contextmanager
+def holding_live_tables(settings: Settings, doing: str) -> Iterator[Fence]:
+    """`claim_while_stopped` with the epoch held by this process while the block runs, and let go
+    after it, however it ends."""
+    fence = claim_while_stopped(settings, doing, hold=True)
+    with holding(fence):
+        yield fence
+
+
+def restore_properties(settings: Settings, tables: Sequence[TableDef]) -> list[str]:
+    """Each table's properties set again where they differ from its definition (eo/core/tables.py):
+    a rebuild killed while silver's append-only guard was lifted leaves it lifted, until the next
+    writer of the live tables comes here. Returns the tables set again, each said in a line."""
+    restored = []
+    for table in tables:
+        target = environment(settings).table(table.name)
+        stored = target.refresh().metadata().configuration
+        wrong = {key: value for key, value in table.properties.items() if stored.get(key) != value}
+        if wrong:
+            target.current.alter.set_table_properties(wrong)
+            restored.append(table.name)
+            print(f"[lake] {table.name}: {wrong} set again (a writer stopped midway left it otherwise)", flush=True)
+    return restored

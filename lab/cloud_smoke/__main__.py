@@ -54,7 +54,7 @@ from producer.publish import publish
 
 REPORTS = REPO_ROOT / "reports" / "cloud-smoke"
 ENV = "local-s3"
-REFUSAL = "the stream is running"
+REFUSAL = "holds the stream's live tables: stop it"
 
 
 def step(text: str) -> float:

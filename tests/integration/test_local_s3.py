@@ -129,7 +129,7 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
     heartbeat = Heartbeat(stream)
     assert heartbeat.beat()
     assert ActiveLock.for_job(machine_b, [QUERY]).try_acquire()  # machine b's local lock knows nothing of it
-    with pytest.raises(NotReady, match=r"the stream is running: stop it \(make stream-stop\) before a reset"):
+    with pytest.raises(NotReady, match=r"holds the stream.s live tables: stop it \(make stream-stop\) before a reset"):
         claim_while_stopped(machine_b, "a reset")
     assert environment(machine_b).lease().current(QUERY) == stream.epoch  # refused: no epoch taken
 

@@ -69,15 +69,14 @@ def test_rebuilding_live_tables_or_a_reset_waits_for_the_stream_to_stop(monkeypa
     monkeypatch.setattr(rebuild, "build_session", no_spark)
     monkeypatch.setattr(reset, "build_session", no_spark)
     settings = load_settings()
-    stream = Fence.start(environment(settings).lease(), "events", "host pid 7", 60)  # the running stream's hold
+    running = "the stream on elsewhere pid 7 since 2026-12-02 06:00:00 UTC"  # on another machine: never known gone
+    stream = Fence.start(environment(settings).lease(), "events", running, 60)  # the running stream's hold
     assert cli.guarded(rebuild.main, ["--target", "main"]) == cli.NOT_READY
-    assert (
-        "the stream is running: stop it (make stream-stop) before rebuilding --target main" in capsys.readouterr().err
-    )
+    assert "live tables: stop it (make stream-stop) before rebuilding --target main" in capsys.readouterr().err
     assert reset.reset(settings) == cli.NOT_READY
     refusal = capsys.readouterr().err
-    assert "the stream is running: stop it (make stream-stop) before a reset" in refusal
-    assert f"host pid 7, epoch {stream.epoch}, renewed until" in refusal
+    assert "live tables: stop it (make stream-stop) before a reset" in refusal
+    assert f"{running}, epoch {stream.epoch}, renewed until" in refusal
     assert environment(settings).lease().current("events") == stream.epoch  # refused: no epoch taken
 
 
