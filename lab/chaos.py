@@ -199,7 +199,7 @@ class Lab:
         zombie = self.running_instance()
         zombie.signal(signal.SIGSTOP)
         self.timeline.add("zombie_pause", instance=zombie.number)
-        successor = self.start_instance()
+        successor = self.start_instance(args=[*STREAM_ARGS, "--take-over"])  # it fences the stuck one
         self.recovered(successor)
         resumed_at = time.time()
         zombie.signal(signal.SIGCONT)

@@ -10,13 +10,8 @@ One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-bat
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
 
@@ -26,9 +21,9 @@ from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.fencing import EXIT_FENCED, Fence, Heartbeat
+from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
-from eo.runtime.live_tables import app_id_of
+from eo.runtime.live_tables import app_id_of, live_holder
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint
 from streaming.microbatch import MicroBatch
@@ -40,14 +35,44 @@ from streaming.takeover import prepare, refused_by, take_over
 QUERY = STREAM_QUERY
 
 
-def run(settings: Settings, knobs: Knobs, standby: bool = False) -> int:
+def run(settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False) -> int:
+    """One instance at a time: a start while another instance starts or runs is refused in one
+    line naming it (NotReady), unless `take_over` (it is fenced: a supervisor that gave up on a
+    stuck one, the fault lab's zombie). A standby waits for its turn instead."""
     lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
-        lock.hold()  # first thing: a standby must not mistake this instance's start-up for a vacancy
+        # First thing: a standby must not mistake this instance's start-up for a vacancy.
+        if not lock.try_acquire():
+            if not take_over:
+                raise NotReady(_another(lock.holder(), live_holder(settings)))
+            lock.hold()  # taken as soon as the instance it fences exits
+        _refuse_while_held(settings, take_over)
     try:
-        return _run(settings, knobs, standby, lock)
+        return _run(settings, knobs, standby, lock, take_over)
     finally:
         lock.release()  # the process may go on (tests, tools): the job is over
+
+
+def _another(who: str, held: HeldBy | None) -> str:
+    lease = f" (epoch {held.epoch}, its hold renewed until {held.until})" if held and held.holder == who else ""
+    return (
+        f"another instance of the stream is starting or running: {who}{lease}. Stop it first "
+        "(make stream-stop), or start this one with --take-over to fence it"
+    )
+
+
+def _refuse_while_held(settings: Settings, take_over: bool) -> None:
+    """NotReady while another live holder has the lease (a stream on another machine, a rebuild
+    into the live tables, a reset), unless `take_over`."""
+    held = live_holder(settings)
+    if held is None or take_over:
+        return
+    if held.holder.startswith("the stream"):
+        raise NotReady(_another(held.holder, held))
+    raise NotReady(
+        f"{held} is writing the stream's live tables: start the stream once it has ended "
+        "(or start it with --take-over, which makes that work fail)"
+    )
 
 
 def _partitions(settings: Settings) -> list[int]:
@@ -69,7 +94,7 @@ def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
     return plan_query(spark, settings, Source(max_offsets_per_trigger=knobs.max_offsets_per_trigger))
 
 
-def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> int:
+def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take_over_held: bool = False) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
     spark = build_session("eo-streaming", settings)
@@ -80,6 +105,8 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock) -> i
         began = time.monotonic()  # from here on it is a start like any other, only warm
     partitions = _partitions(settings)
     started = time.monotonic()
+    if not standby:
+        _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
     app_id = app_id_of(checkpoint.ensure_id(settings, QUERY))
     fence, sinks = take_over(settings, app_id)
     with holding(fence):
@@ -126,33 +153,6 @@ def _seeded(spark, settings: Settings) -> bool:
     return not environment(settings).table(SEED.name).surely_empty() and not lake.read(spark, settings, SEED).isEmpty()
 
 
-@contextmanager
-def holding(fence: Fence) -> Iterator[None]:
-    """The stream's hold on its lease, renewed while the job runs (what `rebuild --target main` and
-    `ops.reset` respect) and let go when it ends, however it ends here.
-
-    SIGTERM (make stream-stop, a cancelled job run) still ends the process at once, as it did, but
-    lets go first: a reset right after a stop is not refused until the hold expires. Only the
-    main thread can set a handler (a test may run the job on another)."""
-    heartbeat = Heartbeat(fence).start()
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main else None
-
-    def stop(signum: int, frame) -> None:
-        heartbeat.stop()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    if main:
-        signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
-        heartbeat.stop()
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m streaming", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -160,6 +160,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     run_cmd.add_argument("--until-caught-up", action="store_true", help="availableNow, then exit")
     run_cmd.add_argument("--trigger-seconds", type=float, default=0.0)
     run_cmd.add_argument("--max-offsets-per-trigger", type=int)
+    run_cmd.add_argument(
+        "--take-over",
+        action="store_true",
+        help="start even while another instance runs or a rebuild writes the live tables, and fence it",
+    )
     run_cmd.add_argument(
         "--standby",
         action="store_true",
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.standby and knobs.until_caught_up:
         print("--standby is for the continuous job (not --until-caught-up)", file=sys.stderr)
         return 2
-    return run(settings, knobs, standby=args.standby)
+    return run(settings, knobs, standby=args.standby, take_over=args.take_over)
 
 
 def cli(argv: list[str] | None = None) -> int:

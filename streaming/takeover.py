@@ -10,7 +10,7 @@ from eo.runtime.environment import environment
 from eo.runtime.fencing import HOLD_SECONDS, Fence
 from eo.runtime.hooks import hooks
 from eo.runtime.lake import ensure_reference, ensure_tables, table_exists
-from eo.runtime.live_tables import claim, holder
+from eo.runtime.live_tables import claim, holder, restore_properties
 from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
 
@@ -41,7 +41,7 @@ def refuse_sessions_without_keys(settings: Settings) -> None:
 
 def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.PostgresSink]]:
     """A new epoch for this instance, held by it (renew it: eo/runtime/fencing.py `Heartbeat`);
-    every table the query writes claimed with it.
+    every table the query writes claimed with it, its properties as its definition sets them.
 
     From here on an older instance cannot commit (eo/runtime/fencing.py, eo/runtime/commits.py)."""
     dsn = environment(settings).sink_dsn
@@ -49,6 +49,7 @@ def take_over(settings: Settings, app_id: str) -> tuple[Fence, list[postgres.Pos
         postgres.create_tables(dsn)
     fence = Fence.start(environment(settings).lease(), QUERY, holder(), HOLD_SECONDS)
     claim(settings, app_id, fence.epoch, WRITES)
+    restore_properties(settings, WRITES)  # a guard a killed rebuild left lifted
     sinks = [postgres.PostgresSink(dsn, fence), *hooks().sinks(dsn, fence)] if dsn else []
     print(
         f"[streaming] {QUERY} epoch {fence.epoch}; PostgreSQL sinks: {', '.join(s.guarantee for s in sinks) or 'none'}",

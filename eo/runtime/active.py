@@ -15,6 +15,7 @@ from pathlib import Path
 
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
+from eo.runtime.live_tables import holder
 
 
 class ActiveLock:
@@ -38,7 +39,17 @@ class ActiveLock:
             os.close(fd)
             return False
         self.fd = fd
+        # Who holds it, for the refusal of a second start (`holder`): the lock is the process's own.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder("the stream").encode(), 0)
         return True
+
+    def holder(self) -> str:
+        """Who holds the lock as its holder wrote it (`eo.runtime.live_tables.holder`'s form)."""
+        try:
+            return self.path.read_text().strip() or "an instance that has not said who it is"
+        except OSError:
+            return "an instance that has not said who it is"
 
     def try_acquire(self) -> bool:
         return self._take(blocking=False)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -57,9 +59,12 @@ class HeldBy:
     epoch: int
     expires_at: float  # Unix seconds, by the renewing machine's clock
 
+    @property
+    def until(self) -> str:
+        return dt.datetime.fromtimestamp(self.expires_at, dt.UTC).strftime("%H:%M:%S UTC")
+
     def __str__(self) -> str:
-        until = dt.datetime.fromtimestamp(self.expires_at, dt.UTC).strftime("%H:%M:%S UTC")
-        return f"{self.holder}, epoch {self.epoch}, renewed until {until}"
+        return f"{self.holder}, epoch {self.epoch}, renewed until {self.until}"
 
 
 class Lease(Protocol):
@@ -295,3 +300,31 @@ class Heartbeat:
             self.fence.lease.release(self.fence.job, self.fence.epoch)
         except Exception as exc:  # noqa: BLE001 (the job's own outcome matters more: the hold lapses anyway)
             self.log(f"[lease] releasing {self.fence.job} failed ({exc}): the hold lapses within {self.ttl:.0f} s")
+
+
+@contextmanager
+def holding(fence: Fence) -> Iterator[None]:
+    """A hold on the lease (`Fence.start` with a holder), renewed while the block runs (what the
+    stream, `rebuild --target main` and `ops.reset` respect of each other) and let go when it
+    ends, however it ends here.
+
+    SIGTERM (make stream-stop, a cancelled job run) still ends the process at once, but lets go
+    first: a reset right after a stop is not refused until the hold expires. Only the main thread
+    can set a handler (a test may run the job on another)."""
+    heartbeat = Heartbeat(fence).start()
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+
+    def stop(signum: int, frame) -> None:
+        heartbeat.stop()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    if main:
+        signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+        heartbeat.stop()
