@@ -86,9 +86,6 @@ def stream(spark, settings: Settings, batches: list[list[tuple]], batch=None):
 
     A micro-batch given as a tuple of lists is written as one file per list: several tasks read it,
     as several Kafka partitions would be read, and their rows meet the engine's state in any order."""
-    from streaming.microbatch import reads_again
-    from streaming.plan import events_plan, start_checked
-    from streaming.run import QUERY
 
     source = f"{settings.checkpoint_root}/_test_records"
     batch = batch or micro_batch(settings, log_progress=False)
