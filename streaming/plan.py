@@ -118,7 +118,7 @@ def as_records(kafka: DataFrame) -> DataFrame:
 
 def seed_records(spark: SparkSession, settings: Settings, whole: bool) -> DataFrame:
     """The seed table as a stream: empty, except right after a reset. `whole`: from its first
-    version, as the run that reads a seed into the state does (streaming/run.py `_seeded`); else
+    version, as the run that reads a seed into the state does (streaming/run.py `_seeding`); else
     only what is added from now on. The option counts on a new checkpoint alone (one that has
     offsets keeps its own): there the seed has nothing to read, and taking its snapshot first
     cost the pipeline phase 1.3-2.2 s before its first batch (docs/hot-path.md)."""

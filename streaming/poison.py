@@ -21,6 +21,7 @@ from eo.core.tables import POISON_PREFIX
 from eo.core.transforms.parse import raw_text
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
+from streaming import checkpoint_files
 
 # Errors that are never a record's fault: they stop the job loudly, with no isolation attempt.
 INFRASTRUCTURE = (
@@ -42,6 +43,7 @@ INFRASTRUCTURE = (
     "Py4JNetworkError",
     "Connection refused",
     "Broken pipe",
+    *checkpoint_files.STATE_FAILURES,  # the checkpoint's engine state, not a record
 )
 
 

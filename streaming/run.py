@@ -15,7 +15,7 @@ import time
 
 from pyspark.sql import DataFrame
 
-from eo.core.tables import SEED
+from eo.core.tables import SEED, SILVER, TableDef
 from eo.runtime import lake
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
@@ -25,7 +25,7 @@ from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.live_tables import app_id_of, live_holder
 from eo.runtime.spark import build_session, close_state_stores
-from streaming import checkpoint
+from streaming import checkpoint, checkpoint_files
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
@@ -97,13 +97,18 @@ def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
 def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take_over_held: bool = False) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
+    if not standby:
+        whole(settings)  # likewise a damaged checkpoint
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     ahead = None
     if standby:
         ahead = stand_by(spark, settings, lock, plan=lambda: plan_ahead(spark, settings, knobs))
         began = time.monotonic()  # from here on it is a start like any other, only warm
+        whole(settings)  # the checkpoint as the instance it replaces left it
     partitions = _partitions(settings)
+    new = not checkpoint.has_offsets(settings, QUERY)
+    seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
@@ -111,7 +116,6 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     fence, sinks = take_over(settings, app_id)
     with holding(fence):
         claimed = time.monotonic()
-        new = not checkpoint.has_offsets(settings, QUERY)
         source = Source(
             starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
             max_offsets_per_trigger=knobs.max_offsets_per_trigger,
@@ -132,11 +136,16 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
 
         batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
         try:
-            if new and _seeded(spark, settings):
+            if seeding:
                 read_seed(spark, settings, batch, source)
             return run_query(spark, settings, knobs, batch, source, started, planned)
         except Exception as exc:
             layer = refused_by(exc, fence)
+            if layer is None and (failure := checkpoint_files.state_failure(exc)):
+                whole(settings)  # names the file, when it can
+                state = f"{settings.checkpoint_path(QUERY)}/state"
+                line = f"the stream's engine state under {state} cannot be loaded ({failure}). {RESET}"
+                raise NotReady(line) from None
             if layer is None:
                 raise
             print(
@@ -148,9 +157,44 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
             return EXIT_FENCED
 
 
-def _seeded(spark, settings: Settings) -> bool:
-    """Whether a reset left a seed to read (its log says so first: most starts have none)."""
-    return not environment(settings).table(SEED.name).surely_empty() and not lake.read(spark, settings, SEED).isEmpty()
+def whole(settings: Settings) -> None:
+    """NotReady naming the first checkpoint file a restart would fail on (streaming/checkpoint_files.py)."""
+    try:
+        checkpoint_files.check(environment(settings).lake_files, settings.checkpoint_path(QUERY))
+    except checkpoint_files.Damaged as damage:
+        raise NotReady(f"the stream's checkpoint is damaged: {damage}. {RESET}") from None
+
+
+RESET = (
+    "Stop every instance and run `python -m ops.reset`: it keeps the checkpoint aside and rebuilds the "
+    "engine state and the tables from bronze, nothing lost; then start the stream again"
+)
+
+
+def _rows(spark, settings: Settings, table: TableDef) -> int:
+    """A table's rows, from its log's statistics (a Spark count only where a file has none)."""
+    counted = environment(settings).table(table.name).records()
+    return counted if counted is not None else lake.read(spark, settings, table).count()
+
+
+def _seeding(spark, settings: Settings) -> bool:
+    """For a new checkpoint: whether it reads the seed into its engine state first (a reset left
+    one). NotReady when silver holds events the new state would not know: the checkpoint was
+    lost, or points at the wrong place, and starting would accept copies of them again.
+
+    The seed is current when it holds as many ids as silver (a reset writes it from silver, and
+    silver only grows): every id silver holds."""
+    events = _rows(spark, settings, SILVER)
+    seeded = _rows(spark, settings, SEED)
+    if events == 0 or seeded == events:
+        return seeded > 0
+    stale = f" (the seed holds {seeded:,} ids from an earlier reset)" if seeded else ""
+    raise NotReady(
+        f"the stream's checkpoint at {settings.checkpoint_path(QUERY)} has no batch, but silver holds "
+        f"{events:,} events{stale}: a new checkpoint would start with an empty engine state and accept copies "
+        "of them again. If the checkpoint was lost or damaged, run `python -m ops.reset` (it rebuilds the state "
+        "from the log, nothing lost), then start the stream; if the path is wrong, set EO_CHECKPOINT_ROOT"
+    )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -80,8 +80,11 @@ class ObjectStoreFiles:
         return sorted(name for name in found if name)
 
     def read_text(self, uri: str) -> str:
+        return self.read_bytes(uri).decode()
+
+    def read_bytes(self, uri: str) -> bytes:
         bucket, key = _split(uri)
-        return self.client.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+        return self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
 
     def write_text(self, uri: str, text: str) -> None:
         bucket, key = _split(uri)

@@ -84,12 +84,16 @@ class Table:
         """True when the log alone shows the table holds no row (no file, or files whose
         statistics count none): a start on an empty lake skips a Spark job. False when it holds
         rows, or when a file without statistics leaves it unknown."""
+        return self.records() == 0
+
+    def records(self) -> int | None:
+        """The rows the table holds, from its log's statistics; None when a file has none."""
         files = pa.table(self.refresh().get_add_actions(flatten=True))
         if files.num_rows == 0:
-            return True
+            return 0
         if "num_records" not in files.column_names or files["num_records"].null_count:
-            return False
-        return pc.sum(files["num_records"]).as_py() == 0
+            return None
+        return pc.sum(files["num_records"]).as_py()
 
     def reached(self, app_id: str) -> tuple[int, int] | None:
         """(epoch, position) the app id last committed on this table as last refreshed, or None."""

@@ -16,6 +16,8 @@ class Files(Protocol):
 
     def read_text(self, uri: str) -> str: ...
 
+    def read_bytes(self, uri: str) -> bytes: ...
+
     def write_text(self, uri: str, text: str) -> None: ...
 
     def modified(self, uri: str) -> float: ...  # epoch seconds
@@ -37,6 +39,9 @@ class LocalFiles:
 
     def read_text(self, uri: str) -> str:
         return Path(uri).read_text()
+
+    def read_bytes(self, uri: str) -> bytes:
+        return Path(uri).read_bytes()
 
     def write_text(self, uri: str, text: str) -> None:
         Path(uri).parent.mkdir(parents=True, exist_ok=True)
