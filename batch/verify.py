@@ -29,7 +29,7 @@ from eo.core.quality.diff import diff_counts, table_diff, value_columns
 from eo.core.quality.reconcile import account_for_acks, read_acks
 from eo.core.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from eo.core.transforms.parse import valid_events
-from eo.runtime import lake
+from eo.runtime import lake, source_gaps
 from eo.runtime.cli import EXIT_CODES, NOT_READY, Progress, guarded
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import rebuilt_intervals
@@ -108,25 +108,31 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     valid.unpersist()
     acks = read_acks(spark, files_under(environment(settings).ack_files, settings.acks_root, ".csv"), settings.topic)
     acked = acks.count() if acks is not None else None
+    gaps = source_gaps.accepted(settings)  # lost at the source, accepted by a person: reported, not skipped
+    found = account_for_acks(acks, classified, silver, quarantine, gaps).persist() if acks is not None else None
     row = {
         "acked": acked,
         "bronze": bronze.count(),
         "silver": silver.count(),
         "quarantine": quarantine.count(),
         "duplicates_removed": duplicates,
+        "lost_at_source": found.where(F.col("status") == "lost_at_source").count() if found is not None else 0,
     }
     row["poison"] = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).count()  # part of quarantine
     # Without the producers' ack logs, what bronze holds is what was accepted: the counts still
     # reconcile, but nothing proves that an acknowledged record reached bronze, and the verdict says so.
     row["accepted"] = acked if acked is not None else row["bronze"]
-    row["accounted"] = row["silver"] + row["quarantine"] + duplicates
+    row["accounted"] = row["silver"] + row["quarantine"] + duplicates + row["lost_at_source"]
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
     passed = evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts", rows=1)
     result = dict(row, passed=passed)
-    if acks is None:
+    if gaps:
+        result["source_gaps"] = [
+            dict(r, accepted_at=r["accepted_at"].isoformat()) for r in source_gaps.accepted_rows(settings)
+        ]
+    if found is None:
         result["no_loss"] = f"not checked: no producer ack logs under {settings.acks_root}"
     else:
-        found = account_for_acks(acks, classified, silver, quarantine).persist()
         result["lost"] = found.where(F.col("status") == "lost").count()
         no_loss = evidence.check(
             "no_loss",
@@ -241,14 +247,21 @@ def describe(verdict: dict) -> str:
         lines += explained_lines(t.get("explained", []))
     r = verdict["reconciliation"]
     accepted = "acknowledged" if r["acked"] is not None else "in bronze"
+    at_source = f" + lost at the source, accepted {r['lost_at_source']}" if r.get("lost_at_source") else ""
     lines.append(
         f"  accepted ({accepted}) {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
         f"(poison {r.get('poison', 0)}) + "
-        f"duplicates removed {r['duplicates_removed']} ({r['accounted']})"
+        f"duplicates removed {r['duplicates_removed']}{at_source} ({r['accounted']})"
         f"{'; lost ' + str(r['lost']) if 'lost' in r else ''}{'' if r['passed'] else '  <- FAILED'}"
     )
     if "no_loss" in r:
         lines.append(f"  loss against the producers' acks: {r['no_loss']}")
+    for gap in r.get("source_gaps", []):
+        lines.append(
+            f"  lost at the source: partition {gap['kafka_partition']} offsets [{gap['from_offset']}, "
+            f"{gap['to_offset']}) ({gap['records']:,} records), accepted by {gap['accepted_by']} at "
+            f"{gap['accepted_at'][:16]}: {gap['reason']}"
+        )
     failed = [e for e in verdict["expectations"] if not e["success"]]
     for e in failed[:10]:
         lines.append(

@@ -179,9 +179,33 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
         rows.append((f"query {name}", done))
         lag = ", ".join(f"p{p} {n:,}" for p, n in query["lag_by_partition"].items())
         rows.append(("  Kafka lag", f"{query['lag']:,} records" + (f" ({lag})" if lag else "")))
+    if queries:
+        report["source_gaps"], gap_rows = _source_gaps(settings)
+        rows += gap_rows
     rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
     rows.append(("log", home(settings) / "streaming.log"))
     return Status(up, report, rows)
+
+
+def _source_gaps(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
+    """Records lost at the source before the stream's next read (eo/core/source_gaps.py): those no
+    one accepted stop the stream until someone does."""
+    from eo.core.source_gaps import described
+    from eo.runtime import source_gaps
+    from streaming.source_loss import ACCEPT
+
+    gaps, missing = source_gaps.current(settings)
+    report = {
+        "before_next_read": [{**vars(g), "records": g.records} for g in gaps],
+        "not_accepted": [{**vars(g), "records": g.records} for g in missing],
+    }
+    if missing:
+        return report, [
+            ("lost at the source", f"{described(missing)}; not accepted: the stream stops at them ({ACCEPT})")
+        ]
+    if gaps:
+        return report, [("lost at the source", f"{described(gaps)}; accepted: the stream reads past them")]
+    return report, [("lost at the source", "none before the next read")]
 
 
 def _start(settings: Settings, args: argparse.Namespace) -> None:

@@ -114,6 +114,9 @@ class MicroBatch:
     # The records of a micro-batch, read again from the source (a batch's own frame cannot be
     # read without its reading): what a poison isolation bisects.
     records_of: Callable[[int], DataFrame] | None = None
+    # Runs once a batch's tasks have read it, before any commit: raising stops it uncommitted
+    # (streaming/source_loss.py `BatchGuard`, on a run that reads past accepted gaps).
+    read_guard: Callable[[int], None] | None = None
 
     def __post_init__(self) -> None:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
@@ -143,6 +146,8 @@ class MicroBatch:
                 raise
             self.isolate(batch, batch_id, exc)
         timer.lap("read+write")
+        if self.read_guard is not None:
+            self.read_guard(batch_id)
         hooks().point("events.after_files_written")  # files on storage, no table names them yet
         increments = written.metrics
         self.driver_bytes["collected"] += written.received_bytes

@@ -25,7 +25,7 @@ from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.live_tables import app_id_of, live_holder
 from eo.runtime.spark import build_session, close_state_stores
-from streaming import checkpoint, checkpoint_files
+from streaming import checkpoint, checkpoint_files, source_loss
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
@@ -109,6 +109,8 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     partitions = _partitions(settings)
     new = not checkpoint.has_offsets(settings, QUERY)
     seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
+    starting = bootstrap_offsets(spark, settings, partitions) if new else None
+    skips = source_loss.before_start(settings, starting)  # refuses while records are gone no one accepted
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
@@ -117,8 +119,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     with holding(fence):
         claimed = time.monotonic()
         source = Source(
-            starting_offsets=bootstrap_offsets(spark, settings, partitions) if new else None,
+            starting_offsets=starting,
             max_offsets_per_trigger=knobs.max_offsets_per_trigger,
+            fail_on_data_loss=not skips,
         )
         planned = ahead if ahead is not None and ahead.holds(settings, source) else None
         if ahead is not None and planned is None:
@@ -134,7 +137,8 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
             start, end = checkpoint.kafka_range(settings, QUERY, batch_id)
             return kafka_records_between(spark, settings, start, end)
 
-        batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of)
+        guard = source_loss.BatchGuard(settings) if skips else None
+        batch = MicroBatch(settings, fence, app_id, sinks, records_of=records_of, read_guard=guard)
         try:
             if seeding:
                 read_seed(spark, settings, batch, source)
@@ -146,6 +150,8 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
                 state = f"{settings.checkpoint_path(QUERY)}/state"
                 line = f"the stream's engine state under {state} cannot be loaded ({failure}). {RESET}"
                 raise NotReady(line) from None
+            if layer is None and (lost := source_loss.named(settings, exc)):
+                raise NotReady(lost) from None
             if layer is None:
                 raise
             print(

@@ -100,6 +100,18 @@ SEED = TableDef(
     key=("event_id",),
 )
 
+# Records lost at the source that a person accepted (`python -m ops.source_gaps accept`): a row per
+# gap of one partition, [from_offset, to_offset). The stream skips only these; verify reports them
+# against the producers' acknowledgements (eo/core/source_gaps.py).
+SOURCE_GAPS = TableDef(
+    name="source_gaps",
+    ddl=(
+        "kafka_topic STRING, kafka_partition INT, from_offset BIGINT, to_offset BIGINT, records BIGINT, "
+        "accepted_by STRING, accepted_at TIMESTAMP, reason STRING"
+    ),
+    key=("kafka_topic", "kafka_partition", "from_offset"),
+)
+
 CAMPAIGNS = TableDef(
     name="campaigns",
     ddl="campaign_id STRING, campaign_name STRING, advertiser_id STRING",
@@ -141,6 +153,9 @@ USER_SESSIONS = TableDef(
     zorder=("session_end",),
 )
 
-ALL = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, SEED, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)}
+ALL = {
+    t.name: t
+    for t in (BRONZE, SILVER, QUARANTINE, SEED, SOURCE_GAPS, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+}
 REFERENCE = (CAMPAIGNS, ADS)
 GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)

@@ -96,7 +96,12 @@ def topic_partitions(settings: Settings) -> list[int]:
 
 
 def end_offsets(settings: Settings, timeout: float = 30.0) -> dict[int, int]:
-    """The next offset each partition will get: what a caught-up consumer has read up to.
+    """The next offset each partition will get: what a caught-up consumer has read up to."""
+    return {partition: high for partition, (_, high) in watermarks(settings, timeout).items()}
+
+
+def watermarks(settings: Settings, timeout: float = 30.0) -> dict[int, tuple[int, int]]:
+    """Each partition's (earliest offset it still holds, next offset it will get).
 
     A partition whose leader is not serving yet (a topic just made, a broker just restarted)
     answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE: asked again until `timeout`."""
@@ -111,7 +116,8 @@ def end_offsets(settings: Settings, timeout: float = 30.0) -> dict[int, int]:
         for p in topic_partitions(settings):
             while p not in result:
                 try:
-                    result[p] = consumer.get_watermark_offsets(TopicPartition(settings.topic, p), timeout=10)[1]
+                    low, high = consumer.get_watermark_offsets(TopicPartition(settings.topic, p), timeout=10)
+                    result[p] = (int(low), int(high))
                 except KafkaException as exc:
                     if exc.args[0].code() not in not_serving or time.monotonic() > deadline:
                         raise

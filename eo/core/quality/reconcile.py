@@ -8,9 +8,14 @@ laxer parse: a record with two event_ids is malformed, not found under either.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, SparkSession
+import functools
+import operator
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from eo.core.source_gaps import Gap
 from eo.core.tables import SOURCE_KEY
 
 ACK_SCHEMA = "topic STRING, partition INT, offset BIGINT, kind STRING"
@@ -29,8 +34,22 @@ def read_acks(spark: SparkSession, files: list[str], topic: str) -> DataFrame | 
     )
 
 
-def account_for_acks(acks: DataFrame, classified: DataFrame, silver: DataFrame, quarantine: DataFrame) -> DataFrame:
-    """Each acknowledged record with `status` accounted / lost and where it was found.
+def in_gaps(gaps: Sequence[Gap]) -> Column:
+    """A record whose coordinates lie in one of `gaps` (records lost at the source, accepted)."""
+    inside = [
+        (F.col("kafka_topic") == g.topic)
+        & (F.col("kafka_partition") == g.partition)
+        & F.col("kafka_offset").between(g.start, g.end - 1)
+        for g in gaps
+    ]
+    return functools.reduce(operator.or_, inside, F.lit(False))
+
+
+def account_for_acks(
+    acks: DataFrame, classified: DataFrame, silver: DataFrame, quarantine: DataFrame, gaps: Sequence[Gap] = ()
+) -> DataFrame:
+    """Each acknowledged record with `status`: accounted (found), lost_at_source (not found, and
+    inside a gap a person accepted, eo/core/source_gaps.py) or lost, and where it was found.
 
     `classified`: bronze as the shared reading classifies it."""
     key = list(SOURCE_KEY)
@@ -42,5 +61,9 @@ def account_for_acks(acks: DataFrame, classified: DataFrame, silver: DataFrame, 
         .join(in_quarantine, on=key, how="left")
         .join(in_silver, on="event_id", how="left")
     )
-    status = F.when(F.col("_quarantine") | F.col("_silver"), "accounted").otherwise("lost")
+    status = (
+        F.when(F.col("_quarantine") | F.col("_silver"), "accounted")
+        .when(in_gaps(gaps), "lost_at_source")
+        .otherwise("lost")
+    )
     return found.select(*key, "kind", "event_id", status.alias("status"))

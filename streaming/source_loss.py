@@ -1,0 +1,92 @@
+"""The stream and records lost at the source (eo/core/source_gaps.py): never read past in silence.
+
+Before the query starts, where its next read begins is compared with what the broker still
+holds. A gap no one accepted stops the job in one line naming topic, partition, the offsets and
+the count, and the command that accepts it. Gaps a person accepted are read past: Spark is told
+not to fail on missing offsets for this run (`skips`), and each batch checks, once its tasks
+have read it and before anything commits, that whatever its range lost is accepted (`BatchGuard`:
+offsets Kafka deleted while the stream ran are caught there). Without accepted gaps ahead, Spark
+fails on missing offsets itself, and the job names them from the same check (`named`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from eo.core.source_gaps import Gap, described, uncovered
+from eo.runtime import source_gaps
+from eo.runtime.cli import NotReady
+from eo.runtime.config import STREAM_QUERY, Settings
+from streaming import checkpoint
+
+ACCEPT = "python -m ops.source_gaps accept --by <your name> --reason <why>"
+
+
+class SourceLoss(RuntimeError):
+    """A batch's range lost records no one accepted: nothing of it is committed."""
+
+
+def refusal(missing: list[Gap]) -> str:
+    return (
+        f"records lost at the source before the stream read them, {described(missing)}. Kafka no longer "
+        f"holds them and the stream will not read past them on its own: if the loss is accepted, record it "
+        f"with `{ACCEPT}` (verify then reports it), or restore the records into the topic; then start again"
+    )
+
+
+def _next_of(starting_offsets: str | None, topic: str) -> dict[int, int] | None:
+    """A new checkpoint's starting offsets (JSON) as positions; Kafka's -2 (earliest) as none."""
+    if starting_offsets is None:
+        return None
+    given = json.loads(starting_offsets).get(topic, {})
+    return {int(p): int(o) for p, o in given.items() if int(o) >= 0}
+
+
+def before_start(settings: Settings, starting_offsets: str | None) -> bool:
+    """NotReady naming the gaps no one accepted before the next read; else whether accepted gaps
+    lie ahead (the run must read past them). `starting_offsets`: a new checkpoint's."""
+    given = _next_of(starting_offsets, settings.topic)
+    gaps = source_gaps.found_before(settings, given)
+    accepted = source_gaps.accepted(settings)
+    missing = uncovered(gaps, accepted)
+    if missing:
+        raise NotReady(refusal(missing))
+    if gaps:
+        print(f"[streaming] reading past records lost at the source, as accepted: {described(gaps)}", flush=True)
+    return bool(gaps)
+
+
+@dataclass
+class BatchGuard:
+    """For a run that reads past accepted gaps: a batch whose range lost more stops uncommitted."""
+
+    settings: Settings
+
+    def __call__(self, batch_id: int) -> None:
+        start, end = (
+            json.loads(o)[self.settings.topic] for o in checkpoint.kafka_range(self.settings, STREAM_QUERY, batch_id)
+        )
+        earliest = source_gaps.earliest_offsets(self.settings)
+        lost = [
+            Gap(self.settings.topic, int(p), int(first), min(earliest[int(p)], int(end[p])))
+            for p, first in start.items()
+            if int(p) in earliest and earliest[int(p)] > int(first) and int(end.get(p, first)) > int(first)
+        ]
+        missing = uncovered(lost, source_gaps.accepted(self.settings))
+        if missing:
+            raise SourceLoss(refusal(missing))
+
+
+def named(settings: Settings, error: BaseException) -> str | None:
+    """After a failed run: the one line for records lost at the source, if that is what stopped it
+    (the batch guard's refusal, or Spark's own failure on missing offsets), else None."""
+    if SourceLoss.__name__ in str(error):
+        text = str(error)
+        return text[text.index("records lost at the source") :].splitlines()[0]
+    try:
+        gaps = source_gaps.found_before(settings, None)
+        missing = uncovered(gaps, source_gaps.accepted(settings))
+    except Exception:  # noqa: BLE001 (the broker or the checkpoint cannot say: the failure stands as it is)
+        return None
+    return refusal(missing) if missing else None
