@@ -250,6 +250,7 @@ class MicroBatch:
                 before_commit=lambda: (hooks().point("events.after_sessions_rewritten"), after()),
                 buckets=user_buckets(written.owners) if written.owners else None,
                 rewritten=written.rewritten,
+                read_at=read_at,
             )
         except key_removal.TableMoved as moved:
             raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved

@@ -32,11 +32,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.runtime.fencing import Fenced, decode_version, encode_version
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,14 @@ def append(table: Table, rows: pa.Table, txn: Txn) -> bool:
 def append_files(table: Table, actions: list, txn: Txn) -> bool:
     """Commit files that tasks already wrote (their delta-rs add actions, eo/runtime/data_files.py)
     as one append: only metadata moves here. None: an empty commit that still records the batch."""
-    if not should_commit(table, txn):
-        return False
-    commit_files(table.current, actions, commit_properties(txn))
-    return True
+
+    def commit() -> bool:
+        if not should_commit(table, txn):
+            return False
+        commit_files(table.current, actions, commit_properties(txn))
+        return True
+
+    return beside_maintenance(table, commit)
 
 
 def commit_files(current, actions: list, commit_properties=None, mode: str = "append") -> None:
@@ -208,6 +215,28 @@ def _merge(table: Table, rows: pa.Table, key: Sequence[str], txn: Txn, partition
     )
 
 
+# How many times a commit refused because maintenance committed first is made again.
+MAINTENANCE_ATTEMPTS = 5
+
+
+def beside_maintenance(table: Table, commit: Callable[[], T]) -> T:
+    """`commit()` (built on the table as last refreshed), made again on the new version when
+    delta-rs refused it because maintenance committed first (OPTIMIZE's compaction removed files
+    it read: the rows are the same). A refusal after any other commit is raised as it is."""
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(MAINTENANCE_ATTEMPTS):
+        version = table.current.version()
+        try:
+            return commit()
+        except CommitFailedError:
+            table.refresh()
+            if changed_since(table, version) or attempt == MAINTENANCE_ATTEMPTS - 1:
+                raise
+            print(f"[commit] {table.uri}: maintenance committed first; made again on version {table.current.version()}")
+    raise AssertionError("unreachable")
+
+
 def accumulate(
     table: Table,
     rows: pa.Table,
@@ -219,7 +248,14 @@ def accumulate(
     """Add the rows' `values` to the stored ones, inserting new keys.
 
     Adding is not idempotent by itself: the transaction id is what makes it exactly-once, since a
-    replayed batch finds its position reached and is skipped."""
+    replayed batch finds its position reached and is skipped. A MERGE refused because maintenance
+    compacted the files it read is merged again (`beside_maintenance`)."""
+    return beside_maintenance(table, lambda: _accumulate(table, rows, key, values, txn, partition_filter))
+
+
+def _accumulate(
+    table: Table, rows: pa.Table, key: Sequence[str], values: Sequence[str], txn: Txn, partition_filter: str | None
+) -> bool:
     if not should_commit(table, txn):
         return False
     if rows.num_rows == 0:

@@ -7,9 +7,10 @@ merged sessions as new files, write again the files of their own that held what 
 replaced in any other file. The driver finds the files that hold these keys (partition values,
 then the range column's statistics), writes what they keep again as one file per partition (and
 owner, if given a layout), and commits the removes, the rewritten files and the tasks' files in
-one delta-rs transaction carrying the batch's txn. Every key must be found once, and every file
-the tasks rewrote must still be in the table: otherwise the table changed in a way the tasks did
-not see, and nothing is committed.
+one delta-rs transaction carrying the batch's txn. Every key must be found once. Maintenance may
+commit in between (OPTIMIZE moves rows between files, VACUUM deletes unnamed files): the commit is
+planned again on what it left, a file the tasks rewrote that a compaction took included. Any other
+commit in between means the table changed in a way the tasks did not see: nothing is committed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from eo.core.tables import TableDef
-from eo.runtime.commits import Table, Txn, commit_files, commit_properties
+from eo.runtime.commits import Table, Txn, beside_maintenance, commit_files, commit_properties
 from eo.runtime.data_files import Buckets, add_actions, write_files
 
 READERS = 4  # files read at once
@@ -114,18 +115,33 @@ def _text(value) -> str | None:
     return None if value is None else str(value)
 
 
-def _still_there(active: pa.Table, paths: Sequence[str]) -> tuple[list[dict], pa.Table]:
-    """The log's rows of `paths` and the table's other files, or TableMoved if one is no longer in
-    the table (a compaction since the tasks read it: what they wrote again may not be all the
-    file held now)."""
+def _still_there(active: pa.Table, paths: Sequence[str]) -> tuple[list[dict], pa.Table, list[str]]:
+    """The log's rows of `paths` still in the table, the table's other files, and the paths no
+    longer in it (a compaction since the tasks read it: what they wrote again may not be all the
+    file's rows are now part of)."""
     named = pc.is_in(active["path"], value_set=pa.array(list(paths), pa.string()))
     found = active.filter(named).to_pylist()
-    missing = set(paths) - {row["path"] for row in found}
-    if missing:
+    missing = sorted(set(paths) - {row["path"] for row in found})
+    return found, active.filter(pc.invert(named)), missing
+
+
+def _keys_of_moved(table: Table, read_at: int, paths: list[str], definition: TableDef, filesystem) -> pa.Table:
+    """The keys (and partition values) of the rows held by files that left the table since
+    version `read_at` (compacted by OPTIMIZE: their rows now sit in other files). The files are
+    still on storage: VACUUM keeps what a version of the retention still names."""
+    from deltalake import DeltaTable
+
+    then = pa.table(
+        DeltaTable(table.uri, version=read_at, storage_options=table.storage_options).get_add_actions(flatten=True)
+    )
+    rows = then.filter(pc.is_in(then["path"], value_set=pa.array(paths, pa.string()))).to_pylist()
+    if len(rows) != len(paths):
         raise TableMoved(
-            f"{len(missing)} files the tasks rewrote are no longer in the table, e.g. {sorted(missing)[0]}"
+            f"{definition.name}: {len(paths) - len(rows)} files the tasks rewrote were never in version {read_at}"
         )
-    return found, active.filter(pc.invert(named))
+    schema, columns = table.schema(), [*definition.key, *definition.partition_by]
+    held = [_file_rows(filesystem, schema, definition, row).select(columns) for row in rows]
+    return pa.concat_tables(held) if held else schema.empty_table().select(columns)
 
 
 def _remove(row: dict, definition: TableDef, now: int):
@@ -156,6 +172,7 @@ def remove_and_add(
     before_commit: Callable[[], None] = lambda: None,
     buckets: Buckets | None = None,
     rewritten: Sequence[str] = (),
+    read_at: int | None = None,
 ) -> Rewrite:
     """Remove the rows of `keys` (the table's key columns and partition columns) and add the files
     `added` (add actions, eo/runtime/data_files.py), in one commit with `txn`, built on the table
@@ -163,14 +180,50 @@ def remove_and_add(
     starts the rewritten files' names; `before_commit` runs once they are written (a kill point
     of the fault lab: files on storage that no commit names); `buckets`: the rewritten files'
     layout (eo/runtime/data_files.py). `rewritten`: files the tasks wrote again themselves (what
-    they keep is among `added`): removed as they are, and each must still be in the table."""
+    they keep is among `added`): removed as they are.
+
+    Maintenance beside the stream (OPTIMIZE, VACUUM: the same rows, other files) never fails the
+    commit: a file the tasks rewrote that a compaction took since `read_at` (the version they
+    read) has its rows' older copies removed where they are now, and a commit refused because
+    maintenance landed first is planned again on the new version. Any other commit in between
+    raises TableMoved, and the caller reads the batch again."""
     from deltalake.exceptions import CommitFailedError
 
+    def plan_and_commit() -> Rewrite:
+        return _remove_and_add(table, definition, filesystem, keys, added, txn, label, before_commit, buckets,
+                               rewritten, read_at)  # fmt: skip
+
+    try:
+        return beside_maintenance(table, plan_and_commit)
+    except CommitFailedError as error:
+        raise TableMoved(f"{definition.name}: another commit landed during the rewrite ({error})") from error
+
+
+def _remove_and_add(
+    table: Table,
+    definition: TableDef,
+    filesystem,
+    keys: pa.Table,
+    added: list[dict],
+    txn: Txn,
+    label: str,
+    before_commit: Callable[[], None],
+    buckets: Buckets | None,
+    rewritten: Sequence[str],
+    read_at: int | None,
+) -> Rewrite:
     schema, key = table.schema(), list(definition.key)
     columns = [*key, *definition.partition_by]
     keys = keys.select(columns).cast(pa.schema([schema.field(c) for c in columns]))
     active = pa.table(table.current.get_add_actions(flatten=True))
-    gone, others = _still_there(active, rewritten)
+    gone, others, moved = _still_there(active, rewritten)
+    if moved:
+        if read_at is None:
+            raise TableMoved(f"{len(moved)} files the tasks rewrote are no longer in the table, e.g. {moved[0]}")
+        # Their rows sit in the files a compaction made: those copies go; what the tasks kept is in `added`.
+        print(f"[commit] {definition.name}: {len(moved)} files the tasks rewrote were compacted meanwhile; "
+              "their rows' older copies removed where they went")  # fmt: skip
+        keys = pa.concat_tables([keys, _keys_of_moved(table, read_at, moved, definition, filesystem).cast(keys.schema)])
     files = holding_files(others, definition, keys).to_pylist()
     with ThreadPoolExecutor(READERS) as pool:  # many small files: their reads overlap
         found = list(pool.map(lambda row: _file_rows(filesystem, schema, definition, row), files))
@@ -189,12 +242,9 @@ def remove_and_add(
     # files the tasks add each batch are compacted as they are touched, not only by OPTIMIZE.
     written = write_files(filesystem, pa.concat_tables(kept), definition.partition_by, label, buckets) if kept else []
     before_commit()
-    # No retry: a commit that landed since the refresh (even a compaction of a file removed here)
-    # may have moved rows this commit did not see. The caller reads the batch again.
+    # No retry inside delta-rs: a commit that landed since the refresh may have moved rows this
+    # plan did not see (`remove_and_add` looks at what it was, and plans again or gives up).
     properties = commit_properties(txn)
     properties.max_commit_retries = 0
-    try:
-        commit_files(table.current, [*actions, *add_actions(written + added)], properties)
-    except CommitFailedError as error:
-        raise TableMoved(f"{definition.name}: another commit landed during the rewrite ({error})") from error
+    commit_files(table.current, [*actions, *add_actions(written + added)], properties)
     return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions) - len(gone), len(gone))

@@ -13,6 +13,7 @@ import time
 import pyarrow as pa
 
 from batch.maintenance import optimize_table
+from eo.core.tables import BRONZE
 from eo.runtime import commits
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
@@ -52,12 +53,13 @@ def race(settings: Settings, min_commits: int = MIN_COMMITS, table_name: str = "
         table = env.table(table_name)
         while appending.is_set() or len(compactions) < min_commits:
             try:
-                metrics = optimize_table(table)
+                done = optimize_table(table, BRONZE)
             except Exception as error:  # noqa: BLE001
                 refused.append(f"optimize: {type(error).__name__}: {str(error)[:160]}")
                 continue
-            if metrics["numFilesAdded"]:
-                compactions.append(metrics)
+            refused.extend(f"optimize: left {part} after conflicts" for part in done.left)
+            if done.files_added:
+                compactions.append(done)
             elif not appending.is_set():
                 break  # nothing left to compact
             time.sleep(0.05)

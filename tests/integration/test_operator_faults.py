@@ -6,6 +6,7 @@ beyond what a person accepted and 0 counted twice."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,35 @@ def test_records_gone_from_kafka_and_a_lost_checkpoint_are_named_and_recovered(s
     assert verdict["passed"], verdict
     assert counts["lost"] == 0 and counts["lost_at_source"] == 120, counts
     assert [g["records"] for g in counts["source_gaps"]] == [120]
+
+
+def test_maintenance_and_the_live_stream_break_neither_each_other_nor_the_data(spark, pipeline, tmp_path):
+    """The weekly OPTIMIZE and VACUUM, run again and again while the stream commits small batches
+    into the same tables: every run ends with a line per table and no failure, the stream keeps
+    committing (its commits made again on what a compaction left), and nothing is lost or doubled."""
+    from batch.maintenance import maintain
+    from lab.bench.pipeline import caught_up
+    from lab.instances import Instance, committed_batches
+    from tests.conftest import settings_env
+
+    produce(pipeline, 3000, seed=31)
+    stream = Instance(1, pipeline, settings_env(pipeline), tmp_path / "stream.log",
+                      ["run", "--trigger-seconds", "1", "--max-offsets-per-trigger", "400"]).start()  # fmt: skip
+    try:
+        assert stream.wait_first_commit(240) is not None, stream.log.read_text()[-3000:]
+        runs, seeds, deadline = [], iter((32, 33, 34)), time.monotonic() + 420
+        while (seed := next(seeds, None)) is not None or not caught_up(pipeline):
+            if seed is not None:
+                produce(pipeline, 1500, seed=seed)
+            runs.append(maintain(pipeline, optimize=True, retention_hours=168))  # again and again, beside it
+            assert stream.alive, stream.log.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the stream did not catch up beside maintenance"
+        assert committed_batches(pipeline) > 10 and len(runs) > 3, (committed_batches(pipeline), len(runs))
+    finally:
+        stream.kill()
+    assert not [(name, d.failed) for done in runs for name, d in done.items() if d.failed]
+    assert sum(d.compacted for done in runs for d in done.values()) > 0, "nothing was compacted beside the stream"
+    rebuild(spark, pipeline)
+    verdict = verify(spark, pipeline)
+    assert verdict["passed"], verdict
+    assert verdict["reconciliation"]["lost"] == 0 and verdict["reconciliation"]["acked"] == 7500

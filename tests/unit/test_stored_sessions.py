@@ -324,29 +324,50 @@ def test_owners_that_rewrite_their_own_files_leave_the_sessions_of_every_event_o
     assert rewritten > 0
 
 
-def test_a_file_an_owner_rewrote_that_left_the_table_makes_the_batch_be_read_again(tmp_path):
+def owners_merges(rng, table, owners: int = 3):
+    """A batch's merge by `owners` owners on the table as it is now: (the version they read, the
+    history and the new events, what they wrote, the keys they replaced, the files they rewrote)."""
+    at = pinned(table)
+    new = events(rng, 20, users=5, hours=2)
+    merges = [
+        merge_owned(at, part, Owner(user_buckets(owners), o), local_fs(at.uri), local_fs(at.uri), "b")
+        for o, part in by_owner(sessions_as_intervals(sessionize(as_intervals(new))), owners)
+    ]
+    replaced = pa.concat_tables([m.replaced for m in merges])
+    return at, new, [f for m in merges for f in m.files], replaced, [r for m in merges for r in m.rewritten]
+
+
+def test_a_file_an_owner_rewrote_that_a_compaction_took_is_planned_again_where_its_rows_went(tmp_path):
+    """OPTIMIZE beside the stream: the files an owner rewrote left the table since it read it
+    (compacted into others). The driver removes their rows' older copies where they are now, and
+    the table holds every session once, as if the compaction had come after the batch."""
+    rng = random.Random(4)
+    history = events(rng, 100, users=5, hours=2)
+    table = stored_table(tmp_path / "sessions", sessionize(as_intervals(history)), commits=3)
+    at, new, files, replaced, rewritten = owners_merges(rng, table)
+    assert rewritten, "an owner rewrote a file of its own"
+    DeltaTable(table.uri).optimize.compact()  # a compaction since the owners read the table
+    table.refresh()  # as the driver refreshes it to commit
+    active = set(table.current.get_add_actions(flatten=True).column("path").to_pylist())
+    assert rewritten and not set(rewritten) & active, "the compaction took the files the owners rewrote"
+    remove_and_add(
+        table, USER_SESSIONS, local_fs(at.uri), replaced, files, Txn("app", 0, 1), "r",
+        buckets=user_buckets(3), rewritten=rewritten, read_at=at.version,
+    )  # fmt: skip
+    expected = sorted_rows(sessionize(as_intervals(pa.concat_tables([history, new]))))
+    assert sorted_rows(table.refresh().to_pyarrow_table().cast(USER_SESSIONS_SCHEMA)) == expected
+    assert [h["operation"] for h in table.current.history(2)] == ["WRITE", "OPTIMIZE"]
+
+
+def test_without_the_version_the_owners_read_a_moved_file_makes_the_batch_be_read_again(tmp_path):
     rng = random.Random(4)
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(events(rng, 100, users=5, hours=2))))
-    at = pinned(table)
-    new = sessions_as_intervals(sessionize(as_intervals(events(rng, 20, users=5, hours=2))))
-    merges = [
-        merge_owned(at, part, Owner(user_buckets(3), o), local_fs(at.uri), local_fs(at.uri), "b")
-        for o, part in by_owner(new, 3)
-    ]
-    done = next(m for m in merges if m.rewritten)  # an owner that rewrote a file of its own (laid out for 3)
-    DeltaTable(table.uri).optimize.compact()  # a compaction since the owner read the table
-    table.refresh()  # as the driver refreshes it to commit
+    at, _, files, replaced, rewritten = owners_merges(rng, table)
+    DeltaTable(table.uri).optimize.compact()
+    table.refresh()
     with pytest.raises(TableMoved, match="no longer in the table"):
-        remove_and_add(
-            table,
-            USER_SESSIONS,
-            local_fs(at.uri),
-            done.replaced,
-            done.files,
-            Txn("app", 0, 1),
-            "r",
-            rewritten=done.rewritten,
-        )
+        remove_and_add(table, USER_SESSIONS, local_fs(at.uri), replaced, files, Txn("app", 0, 1), "r",
+                       rewritten=rewritten)  # fmt: skip
 
 
 @pytest.mark.parametrize("compliant", [True, False], ids=["element", "legacy-item"])

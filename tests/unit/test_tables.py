@@ -44,11 +44,12 @@ def test_each_tables_range_and_compaction_columns_are_its_own():
 
 
 def test_optimize_compacts_every_table_by_its_own_columns(spark, lake, capsys):
-    from batch.maintenance import optimize
+    from batch.maintenance import maintain
     from eo.core.tables import ALL
     from eo.runtime.lake import ensure_tables
 
     ensure_tables(spark, lake)
-    optimize(lake)
+    report = maintain(lake, optimize=True, retention_hours=None)
     printed = capsys.readouterr().out
-    assert all(f"[optimize] {name}:" in printed for name in ALL), printed
+    assert all(f"[maintenance] {name}: compacted " in printed for name in ALL), printed
+    assert not any(done.failed for done in report.values()), report
