@@ -20,7 +20,10 @@ from typing import Protocol
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.environment import environment
 
-STREAM_SCRIPT, STREAM_ARGS = "streaming/run.py", ["run"]
+# The supervisor starts a job run only once none of the stream's is live (`kill` waits for them to
+# end): a crashed driver's hold on the lease may outlive it on its lost machine for up to a minute,
+# so the run takes over rather than wait for it (streaming/run.py, one instance at a time).
+STREAM_SCRIPT, STREAM_ARGS = "streaming/run.py", ["run", "--take-over"]
 
 
 class StreamService(Protocol):
