@@ -23,6 +23,7 @@ from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
+from eo.runtime.lake import table_exists
 from eo.runtime.live_tables import app_id_of, live_holder
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint, checkpoint_files, source_loss
@@ -97,8 +98,8 @@ def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
 def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take_over_held: bool = False) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
-    if not standby:
-        whole(settings)  # likewise a damaged checkpoint
+    if not standby:  # likewise a damaged or lost checkpoint, and records gone from Kafka
+        _checked_before_spark(settings)
     spark = build_session("eo-streaming", settings)
     prepare(spark, settings)
     ahead = None
@@ -177,10 +178,25 @@ RESET = (
 )
 
 
-def _rows(spark, settings: Settings, table: TableDef) -> int:
-    """A table's rows, from its log's statistics (a Spark count only where a file has none)."""
+def _checked_before_spark(settings: Settings) -> None:
+    """What can be refused from files, the lake's logs and the broker alone, in seconds: the
+    checks after the session repeat them (`_run`), with Spark where a count needs it."""
+    whole(settings)
+    if checkpoint.has_offsets(settings, QUERY):
+        source_loss.before_start(settings, None)
+    elif table_exists(settings, settings.table_path(SILVER.name)):
+        _seeding(None, settings)
+
+
+def _rows(spark, settings: Settings, table: TableDef) -> int | None:
+    """A table's rows, from its log's statistics (a Spark count where a file has none; without a
+    session, None)."""
+    if not table_exists(settings, settings.table_path(table.name)):
+        return 0
     counted = environment(settings).table(table.name).records()
-    return counted if counted is not None else lake.read(spark, settings, table).count()
+    if counted is None and spark is not None:
+        return lake.read(spark, settings, table).count()
+    return counted
 
 
 def _seeding(spark, settings: Settings) -> bool:
@@ -192,6 +208,8 @@ def _seeding(spark, settings: Settings) -> bool:
     silver only grows): every id silver holds."""
     events = _rows(spark, settings, SILVER)
     seeded = _rows(spark, settings, SEED)
+    if events is None or seeded is None:  # without a session, and a file without statistics: later
+        return False
     if events == 0 or seeded == events:
         return seeded > 0
     stale = f" (the seed holds {seeded:,} ids from an earlier reset)" if seeded else ""

@@ -53,6 +53,11 @@ def _kafka_down(exc: BaseException) -> bool:
     return exc.args[0].code() in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN)
 
 
+def _disk_full(exc: BaseException) -> bool:
+    """ENOSPC, raised here or in a Spark task, a JVM or delta-rs (their errors carry its text)."""
+    return (isinstance(exc, OSError) and exc.errno == 28) or "No space left on device" in str(exc)
+
+
 def _missing_table(exc: BaseException) -> str | None:
     """The path of a Delta table that is not there, from Spark's or delta-rs's error."""
     text = str(exc)
@@ -95,6 +100,15 @@ def explain(exc: BaseException) -> tuple[int, str] | None:
 
         bootstrap = load_settings().kafka_bootstrap
         return NOT_READY, f"Kafka is not reachable at {bootstrap}: start it with `make kafka-start`"
+    if _disk_full(exc):
+        from eo.runtime.config import load_settings
+
+        settings = load_settings()
+        return NOT_READY, (
+            f"a disk is full (No space left on device) where this job writes: the lake ({settings.lake_root}) "
+            f"or the checkpoints ({settings.checkpoint_root}). What failed was not committed; free space, then "
+            "run it again (a stream reads the failed batch again)"
+        )
     table = _missing_table(exc)
     if table:
         return NOT_READY, _missing_table_line(table)
