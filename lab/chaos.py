@@ -3,6 +3,7 @@ restarts, with the three delivery guarantees of the PostgreSQL sink side by side
 
     python -m lab.chaos [--seed N] [--kills 20] [--broker-restarts 2] [--zombies 1] [--rate 400]
     python -m lab.chaos --smoke       # the short version `make test` runs
+    python -m lab.chaos --no-operator-faults   # the crash phase alone
 
 Real processes throughout: a Kafka broker, PostgreSQL, the streaming job under spark-submit.
 While a producer publishes (with malformed records), the lab SIGKILLs the streaming driver at
@@ -11,8 +12,12 @@ instance while a second one takes over. All three guarantees are delivered by th
 they live through the very same schedule. Afterwards the stream catches up, the batch rebuild
 recomputes everything from bronze, and the lab counts what each guarantee lost or repeated.
 
-Exits 0 only if exactly-once lost, repeated and mismatched nothing, and the weaker guarantees
-did show losses or duplicates (otherwise the lab could not see what it is for).
+Then (not in the smoke) the operator phase (lab/operator_faults.py): faults that are not
+crashes, each met with the command its one line names, on a lake of its own.
+
+Exits 0 only if exactly-once lost, repeated and mismatched nothing, the weaker guarantees did
+show losses or duplicates (otherwise the lab could not see what it is for), and every operator
+fault said what it should and lost and doubled nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from infra.kafka import Broker
 from infra.postgres import Postgres
 from lab import report as lab_report
 from lab.instances import STREAM_ARGS, Instance
+from lab.operator_faults import OperatorFaults
 from lab.schedule import HOOKS, Fault, draw
 from lab.timeline import LagSampler, Timeline
 from lab.weak_sinks import GUARANTEES
@@ -356,7 +362,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=400.0, help="events per second produced meanwhile")
     parser.add_argument("--smoke", action="store_true", help="3 kills, 1 broker restart, 1 zombie")
     parser.add_argument("--keep", action="store_true", help="keep the lake and broker data of the run")
+    parser.add_argument(
+        "--operator-faults",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="then the operator phase (lab/operator_faults.py, ~15 min); on by default, off for --smoke",
+    )
     args = parser.parse_args(argv)
+    if args.operator_faults is None:
+        args.operator_faults = not args.smoke
     os.environ["TZ"] = "UTC"
     time.tzset()
     config = (
@@ -368,6 +382,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     try:
         result = lab.run()
+        if args.operator_faults:
+            phase = OperatorFaults(lab.workdir / "operator", lab.broker.bootstrap, config.seed).run()
+            result["operator_faults"] = phase
+            result["passed"] = result["passed"] and phase["passed"]
     finally:
         lab.teardown(args.keep)
     folder = REPORTS / lab.run_id

@@ -66,7 +66,22 @@ def table_text(report: dict) -> str:
     lines = [head, "-" * len(head)]
     for guarantee, row in report["guarantees"].items():
         lines.append(f"{guarantee:<15}" + "".join(f"{row[key]!s:>24}" for key, _ in COLUMNS))
-    return "\n".join(lines)
+    return "\n".join(lines + operator_lines(report))
+
+
+def operator_lines(report: dict) -> list[str]:
+    """The operator phase (lab/operator_faults.py), a line per fault: its verdict, what it said."""
+    phase = report.get("operator_faults")
+    if not phase:
+        return []
+    verdict = "passed" if phase["passed"] else "FAILED"
+    lines = ["", f"operator faults: {verdict} (rebuilt and verified: {phase['verified']})"]
+    for step in phase["steps"]:
+        counted = {k: step["checks"][k] for k in ("lost", "duplicated", "gold_events_off_by") if k in step["checks"]}
+        lines.append(f"  {'ok ' if step['passed'] else 'BAD'} {step['name']:<32} {counted} {step['note']}".rstrip())
+        if step["said"]:
+            lines.append(f"      said: {step['said'][:200]}")
+    return lines
 
 
 def write(folder: Path, report: dict, timeline: Timeline) -> Path:
@@ -100,10 +115,27 @@ max {recovery["max"]} s.</p>
 <p>exactly-once: increments, progress row and epoch check in one PostgreSQL transaction.
 at-least-once: increments only, replayed after a crash. at-most-once: progress committed before the
 increments, so a crash in between loses the batch.</p>
+{_operator_html(report)}
 <h2>Timeline</h2><img src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="timeline">
 <p>Verification of the Delta tables: <code>{html.escape(str(report.get("verdict", "")))}</code></p>
 </body></html>""")
     return folder / "report.html"
+
+
+def _operator_html(report: dict) -> str:
+    phase = report.get("operator_faults")
+    if not phase:
+        return ""
+    rows = "".join(
+        f'<tr><td>{html.escape(step["name"])}</td><td class="{"ok" if step["passed"] else "bad"}">'
+        f"{'passed' if step['passed'] else 'FAILED'}</td><td>{html.escape(step['said'] or step['note'] or '')}</td>"
+        f"<td>{html.escape(json.dumps(step['checks']))}</td></tr>"
+        for step in phase["steps"]
+    )
+    return (
+        "<h2>Operator faults: each met with the command its one line names</h2><table><tr><th>fault</th>"
+        f"<th>verdict</th><th>the one line</th><th>checks</th></tr>{rows}</table>"
+    )
 
 
 def point_latest(root: Path, folder: Path) -> None:
