@@ -7,7 +7,10 @@ Run `python -m batch.rebuild` (same range) first. Checks, all with Great Expecta
 - silver and quarantine: stream == rebuild (full runs);
 - domains: unique keys, no null keys, values in range;
 - reconciliation: accepted records = silver + quarantine + duplicates removed, and every
-  record the broker acknowledged is in silver or quarantine.
+  record the broker acknowledged is in silver or quarantine; over an interval, of the records
+  whose events fall in it (eo/core/quality/reconcile.py says where each record counts).
+Event time nobody rebuilt, or rebuilt with no row in any table, is answered from the Delta logs
+without starting Spark (eo/runtime/quality/verdicts.py `answer_without_spark`).
 Writes reports/verify/latest.json and the GX Data Docs; exits 1 when any check fails.
 """
 
@@ -25,10 +28,16 @@ from batch.verify_explain import explain_differences
 from batch.verify_explain import lines as explained_lines
 from eo.core.intervals import BEFORE_ANY_EVENT, Interval, as_text, compact, covered, human, predicate
 from eo.core.lineage import EXPLAINED
-from eo.core.quality.diff import diff_counts, table_diff, value_columns
-from eo.core.quality.reconcile import account_for_acks, read_acks
-from eo.core.tables import BRONZE, GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
-from eo.core.transforms.parse import valid_events
+from eo.core.quality.diff import BATCH, STREAM, diff_counts, table_diff, value_columns
+from eo.core.quality.reconcile import (
+    account_for_acks,
+    acks_in_scope,
+    in_scope,
+    read_acks,
+    record_fates,
+    scoped_counts,
+)
+from eo.core.tables import GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
 from eo.runtime import lake, source_gaps
 from eo.runtime.cli import EXIT_CODES, NOT_READY, Progress, guarded
 from eo.runtime.config import Settings, load_settings
@@ -36,7 +45,15 @@ from eo.runtime.coverage import rebuilt_intervals
 from eo.runtime.environment import environment
 from eo.runtime.quality.evidence import Evidence
 from eo.runtime.quality.site import data_docs_root, gx_project, localize
-from eo.runtime.quality.verdicts import NOT_REBUILT, docs_link, not_rebuilt_line, run_verdict_path, write_verdict
+from eo.runtime.quality.verdicts import (
+    NOT_REBUILT,
+    answer_without_spark,
+    answered_line,
+    docs_link,
+    not_rebuilt_line,
+    run_verdict_path,
+    write_verdict,
+)
 from eo.runtime.spark import build_session
 from eo.runtime.storage import files_under
 
@@ -46,6 +63,23 @@ SAMPLE_KEYS = 10
 def _text(value: object) -> str:
     """A key value as text; PySpark hands timestamps back naive, in this process's time zone."""
     return value.astimezone(dt.UTC).isoformat() if isinstance(value, dt.datetime) else str(value)
+
+
+def _sample(row, key: tuple[str, ...], values: list[str]) -> dict:
+    """A differing key as the verdict names it: its columns, `status` and, when both sides hold it,
+    `values`: each column that differs with the stream's and the batch rebuild's value."""
+    found = {**{k: _text(row[k]) for k in key}, "status": row.status}
+    if row.status == "different":
+        found["values"] = {
+            c: {"stream": _value(row[STREAM + c]), "batch": _value(row[BATCH + c])}
+            for c in values
+            if row[STREAM + c] != row[BATCH + c]
+        }
+    return found
+
+
+def _value(value: object) -> str | None:
+    return None if value is None else _text(value)
 
 
 def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | None, scope: str) -> dict:
@@ -58,17 +92,18 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
     diff = table_diff(stream, batch, table.key).persist()
     counts = diff_counts(diff)
     unexpected = counts["missing"] + counts["extra"] + counts["different"]
-    differing = diff.where(F.col("status") != "match").select(*table.key, "status")
+    values = value_columns(batch, table.key)
+    sides = [F.col(side + c) for c in values for side in (STREAM, BATCH)]
+    differing = diff.where(F.col("status") != "match").select(*table.key, "status", *sides)
     counts["sample"] = [  # a Spark job only when there is something to show
-        {**{k: _text(row[k]) for k in table.key}, "status": row.status}
-        for row in (differing.limit(SAMPLE_KEYS).collect() if unexpected else [])
+        _sample(row, table.key, values) for row in (differing.limit(SAMPLE_KEYS).collect() if unexpected else [])
     ]
     if counts["sample"] and table.name in EXPLAINED:
         counts["explained"] = explain_differences(settings, table, counts["sample"], evidence.run_id.run_name)
     gx_passed = evidence.check(
         f"agreement_{table.name}",
         diff.drop("status"),
-        expect.agreement(value_columns(batch, table.key), counts["batch_rows"], scope),
+        expect.agreement(values, counts["batch_rows"], scope),
         # Naming the failing rows costs GX a Spark job per check; with nothing unexpected, none fail.
         index_columns=table.key if unexpected else (),
         unexpected_rows=unexpected,
@@ -96,36 +131,48 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
     return counts
 
 
-def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
+def reconcile(spark, settings: Settings, evidence: Evidence, intervals: list[Interval] | None = None) -> dict:
+    """accepted = silver + quarantine + duplicates removed (+ lost at the source, accepted), and every
+    acknowledged record accounted for, over the records whose events fall in `intervals` (None: the
+    whole log). What is counted where: eo/core/quality/reconcile.py."""
     from eo.core.quality import expectations as expect
 
     silver = lake.read(spark, settings, SILVER)
     quarantine = lake.read(spark, settings, QUARANTINE)
-    bronze = lake.read(spark, settings, BRONZE)
     classified = classify_log(spark, settings).persist()
-    valid = valid_events(classified).select(*SILVER.key).persist()
-    duplicates = valid.count() - valid.distinct().count()
-    valid.unpersist()
     acks = read_acks(spark, files_under(environment(settings).ack_files, settings.acks_root, ".csv"), settings.topic)
-    acked = acks.count() if acks is not None else None
+    tally = record_fates(classified, quarantine, acks).agg(*scoped_counts(intervals)).first().asDict()
+    tally = {k: v or 0 for k, v in tally.items()}
     gaps = source_gaps.accepted(settings)  # lost at the source, accepted by a person: reported, not skipped
     found = account_for_acks(acks, classified, silver, quarantine, gaps).persist() if acks is not None else None
+    counted = found.where(acks_in_scope(intervals)) if found is not None else None
+    acked = _ack_counts(found, intervals) if found is not None else {}
     row = {
-        "acked": acked,
-        "bronze": bronze.count(),
-        "silver": silver.count(),
-        "quarantine": quarantine.count(),
-        "duplicates_removed": duplicates,
-        "lost_at_source": found.where(F.col("status") == "lost_at_source").count() if found is not None else 0,
+        "acked": acked.get("acked"),
+        "unacked": tally["unacked"] if found is not None else None,
+        "bronze": tally["bronze"],
+        "silver": silver.where(in_scope(intervals)).count(),
+        "quarantine": tally["quarantine"],
+        "duplicates_removed": tally["duplicates_removed"],
+        "lost_at_source": acked.get("lost_at_source", 0),
     }
-    row["poison"] = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).count()  # part of quarantine
-    # Without the producers' ack logs, what bronze holds is what was accepted: the counts still
-    # reconcile, but nothing proves that an acknowledged record reached bronze, and the verdict says so.
-    row["accepted"] = acked if acked is not None else row["bronze"]
-    row["accounted"] = row["silver"] + row["quarantine"] + duplicates + row["lost_at_source"]
+    row["poison"] = tally["poison"]  # part of quarantine
+    if intervals is None:  # the whole table: a row of neither bronze nor the log shows too
+        row["quarantine"] = quarantine.count()
+        row["poison"] = quarantine.where(F.col("reason").startswith(POISON_PREFIX)).count()
+    # What was accepted: every acknowledged record, and what bronze holds that no ack log names (a
+    # producer without one). Without any ack log, what bronze holds: the counts still reconcile,
+    # but nothing proves that an acknowledged record reached bronze, and the verdict says so.
+    row["accepted"] = row["acked"] + row["unacked"] if found is not None else row["bronze"]
+    row["accounted"] = row["silver"] + row["quarantine"] + row["duplicates_removed"] + row["lost_at_source"]
     frame = spark.createDataFrame([row], ", ".join(f"{k} BIGINT" for k in row))
-    passed = evidence.check("reconciliation", frame, expect.counts_reconcile(), asset="record counts", rows=1)
-    result = dict(row, passed=passed)
+    passed = evidence.check(
+        "reconciliation", frame, expect.counts_reconcile(), asset=f"record counts, {human(intervals)}", rows=1
+    )
+    result = dict(row, passed=passed, scope=human(intervals))
+    if intervals is not None:
+        result["no_event_time"] = tally["no_event_time"]  # in no interval: counted over all event time
+        result["not_read_yet"] = acked.get("not_read_yet", 0)
     if gaps:
         result["source_gaps"] = [
             dict(r, accepted_at=r["accepted_at"].isoformat()) for r in source_gaps.accepted_rows(settings)
@@ -133,21 +180,41 @@ def reconcile(spark, settings: Settings, evidence: Evidence) -> dict:
     if found is None:
         result["no_loss"] = f"not checked: no producer ack logs under {settings.acks_root}"
     else:
-        result["lost"] = found.where(F.col("status") == "lost").count()
+        result["lost"] = acked["lost"]
+        result["lost_not_in_bronze"] = acked["lost_not_in_bronze"]
         no_loss = evidence.check(
             "no_loss",
-            found,
+            counted,
             expect.accounted(),
             index_columns=[*SOURCE_KEY, "kind"],
             unexpected_rows=result["lost"],  # names every lost record, up to COMPLETE_UP_TO
-            asset="acknowledged records",
-            rows=acked,  # a row per acknowledged record: each has one place in bronze
+            asset=f"acknowledged records, {human(intervals)}",
+            rows=row["acked"],  # a row per acknowledged record: each has one place in bronze
         )
         result["passed"] = result["passed"] and no_loss
         result["no_loss"] = "passed" if no_loss else "FAILED"
         found.unpersist()
     classified.unpersist()
     return result
+
+
+def _ack_counts(found, intervals: list[Interval] | None) -> dict[str, int]:
+    """The acknowledged records a check of `intervals` counts, by fate, in one Spark job; and those it
+    leaves: not yet read by the stream."""
+    counted = acks_in_scope(intervals)
+
+    def count(condition, name: str):
+        return F.sum(F.when(condition, 1).otherwise(0)).cast("bigint").alias(name)
+
+    status = F.col("status")
+    row = found.agg(
+        count(counted, "acked"),
+        count(counted & (status == "lost"), "lost"),
+        count(counted & (status == "lost") & ~F.col("in_bronze"), "lost_not_in_bronze"),
+        count(counted & (status == "lost_at_source"), "lost_at_source"),
+        count(~counted & F.col("unread"), "not_read_yet"),
+    ).first()
+    return {k: v or 0 for k, v in row.asDict().items()}
 
 
 def verify(
@@ -163,9 +230,10 @@ def verify(
     as rows that disagree. `run_name` (the Airflow run id) names the validations in the Data Docs;
     `rebuilt`: the coverage, when the caller has read it already."""
     rebuilt = rebuilt_intervals(settings) if rebuilt is None else rebuilt
+    answered = answer_without_spark(settings, intervals, verdict_file, rebuilt)  # nothing rebuilt, or no rows
+    if answered is not None:
+        return answered
     compared, not_rebuilt = covered(intervals, rebuilt)
-    if not compared:
-        return _nothing_to_compare(settings, intervals, rebuilt, verdict_file)
     checks = [(table, predicate(compared, table.range_column)) for table in GOLD]
     if intervals is None and any(i.start == BEFORE_ANY_EVENT for i in rebuilt):  # a full rebuild
         checks += [(SILVER, None), (QUARANTINE, None)]
@@ -179,7 +247,8 @@ def verify(
         progress.step(table.name)
         tables[table.name] = _compare(spark, settings, evidence, table, where, scope)
     progress.step("reconciliation")
-    reconciliation = reconcile(spark, settings, evidence)
+    # Asked for all event time: the whole log; else the event time compared.
+    reconciliation = reconcile(spark, settings, evidence, None if intervals is None else compared)
     passed = all(t["passed"] for t in tables.values()) and reconciliation["passed"]
     verdict = {
         "passed": passed,
@@ -201,26 +270,6 @@ def verify(
     return verdict
 
 
-def _nothing_to_compare(
-    settings: Settings, intervals: list[Interval] | None, rebuilt: list[Interval], verdict_file: str | None
-) -> dict:
-    """The verdict on event time nobody rebuilt: no comparison, so neither passed nor failed."""
-    verdict = {
-        "passed": None,
-        "status": NOT_REBUILT,
-        "not_rebuilt": human(intervals),
-        "rebuilt": human(rebuilt) if rebuilt else "nothing",
-        "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "env": settings.env,
-        "scope": human(intervals),
-        "intervals": None if intervals is None else [[i.start.isoformat(), i.end.isoformat()] for i in intervals],
-        "tables": {},
-        "expectations": [],
-    }
-    write_verdict(settings, verdict, verdict_file)
-    return verdict
-
-
 def publish_docs(settings: Settings, evidence: Evidence) -> str:
     site = Path(evidence.publish().removeprefix("file://")).parent
     if not localize(site):
@@ -233,6 +282,10 @@ def publish_docs(settings: Settings, evidence: Evidence) -> str:
 def describe(verdict: dict) -> str:
     if verdict.get("status") == NOT_REBUILT:
         return not_rebuilt_line(verdict)
+    if verdict.get("empty"):
+        return answered_line(verdict) + (
+            f"\n  not rebuilt, not compared: {verdict['not_rebuilt']}" if verdict.get("not_rebuilt") else ""
+        )
     lines = [f"verification {'PASSED' if verdict['passed'] else 'FAILED'} over {verdict['scope']}"]
     if verdict.get("not_rebuilt"):
         lines.append(f"  not rebuilt, not compared: {verdict['not_rebuilt']}")
@@ -246,14 +299,24 @@ def describe(verdict: dict) -> str:
             lines.append(f"    differing keys, e.g. {t['sample'][:3]}")
         lines += explained_lines(t.get("explained", []))
     r = verdict["reconciliation"]
-    accepted = "acknowledged" if r["acked"] is not None else "in bronze"
+    if r["acked"] is None:
+        accepted = "in bronze"
+    elif r.get("unacked"):
+        accepted = f"acknowledged {r['acked']} + in bronze without an ack {r['unacked']}"
+    else:
+        accepted = "acknowledged"
     at_source = f" + lost at the source, accepted {r['lost_at_source']}" if r.get("lost_at_source") else ""
+    lost = ""
+    if "lost" in r:
+        unplaced = r.get("lost_not_in_bronze")
+        lost = f"; lost {r['lost']}" + (f" ({unplaced} not in bronze: event time unknown)" if unplaced else "")
     lines.append(
         f"  accepted ({accepted}) {r['accepted']} = silver {r['silver']} + quarantine {r['quarantine']} "
         f"(poison {r.get('poison', 0)}) + "
         f"duplicates removed {r['duplicates_removed']}{at_source} ({r['accounted']})"
-        f"{'; lost ' + str(r['lost']) if 'lost' in r else ''}{'' if r['passed'] else '  <- FAILED'}"
+        f"{lost}{'' if r['passed'] else '  <- FAILED'}"
     )
+    lines += _scope_lines(r)
     if "no_loss" in r:
         lines.append(f"  loss against the producers' acks: {r['no_loss']}")
     for gap in r.get("source_gaps", []):
@@ -269,6 +332,27 @@ def describe(verdict: dict) -> str:
         )
     lines.append(f"  data docs: {docs_link(verdict)}")
     return "\n".join(lines)
+
+
+def _scope_lines(r: dict) -> list[str]:
+    """What a reconciliation of some event time counted, and what it left to others."""
+    lines = []
+    if r.get("scope") not in (None, "all event time"):
+        lines.append(
+            f"  counted: the records whose events fall in {r['scope']}; {r.get('no_event_time', 0):,} in bronze "
+            "have no readable event time, in no interval (a verification of all event time counts them)"
+        )
+    if r.get("unacked"):
+        lines.append(
+            f"  in bronze without a producer's ack log: {r['unacked']:,} (accepted as bronze holds them; "
+            "no ack to check them against)"
+        )
+    if r.get("not_read_yet"):
+        lines.append(
+            f"  acknowledged, not read by the stream yet: {r['not_read_yet']:,} (past the last offset bronze "
+            "holds of their partition; no interval can count them yet)"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,9 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"[verify] comparing {as_text(intervals)}", flush=True)
     run_file = run_verdict_path(settings, args.run_name) if args.run_name else None
     rebuilt = rebuilt_intervals(settings)
-    if not covered(intervals, rebuilt)[0]:  # said without starting Spark
-        verdict = _nothing_to_compare(settings, intervals, rebuilt, run_file)
-    else:
+    verdict = answer_without_spark(settings, intervals, run_file, rebuilt)  # nothing rebuilt, or no rows
+    if verdict is None:
         spark = build_session("eo-verify", settings)
         verdict = verify(spark, settings, intervals, run_file, args.run_name, rebuilt)
     print(describe(verdict), flush=True)

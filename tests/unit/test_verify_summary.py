@@ -38,12 +38,17 @@ def test_with_ack_logs_the_summary_counts_the_acknowledged_and_reports_the_loss_
     assert text.startswith("verification FAILED")
 
 
-def test_a_failure_is_one_line_with_each_failing_table_its_counts_and_first_keys():
+def test_a_failure_is_one_line_with_each_failing_table_its_counts_first_keys_and_both_values():
     from eo.runtime.quality.verdicts import failure_line
 
     table = {"passed": False, "missing": 0, "extra": 2, "different": 1}
     table["sample"] = [
-        {"campaign_id": "c1", "window_start": "2026-11-20T05:07:00+00:00", "status": "different"},
+        {
+            "campaign_id": "c1",
+            "window_start": "2026-11-20T05:07:00+00:00",
+            "status": "different",
+            "values": {"events": {"stream": "2", "batch": "1"}, "revenue": {"stream": "3.00", "batch": "1.50"}},
+        },
         {"campaign_id": "c2", "window_start": "2026-11-20T05:08:00+00:00", "status": "extra"},
         {"campaign_id": "c3", "window_start": "2026-11-20T05:09:00+00:00", "status": "extra"},
     ]
@@ -55,8 +60,9 @@ def test_a_failure_is_one_line_with_each_failing_table_its_counts_and_first_keys
     line = failure_line(found)
     assert line == (
         "stream and batch disagree over 2026-11-20: campaign_minute_metrics extra 2, different 1 "
-        "(first: campaign_id=c1 window_start=2026-11-20T05:07:00+00:00; "
-        "campaign_id=c2 window_start=2026-11-20T05:08:00+00:00) | reconciliation: accepted 11 != accounted 10, lost 1"
+        "(first: campaign_id=c1 window_start=2026-11-20T05:07:00+00:00: events stream 2, batch 1, revenue stream "
+        "3.00, batch 1.50; campaign_id=c2 window_start=2026-11-20T05:08:00+00:00: only in the stream, not in the "
+        "rebuild) | reconciliation: accepted 11 != accounted 10, lost 1"
     )
     assert "\n" not in line and "user_sessions" not in line and "c3" not in line
 
@@ -76,3 +82,15 @@ def test_days_not_rebuilt_beside_compared_ones_are_named_apart():
     text = describe({**verdict(r), "status": "passed", "not_rebuilt": "2026-11-21"})
     assert text.startswith("verification PASSED")
     assert "  not rebuilt, not compared: 2026-11-21" in text
+
+
+def test_a_day_says_what_it_counted_and_what_it_left_to_others():
+    r = dict(COUNTS, acked=7, unacked=3, accepted=10, passed=True, lost=0, no_loss="passed")
+    r.update(scope="2026-11-20", no_event_time=4, not_read_yet=2)
+    text = describe(verdict(r))
+    assert "accepted (acknowledged 7 + in bronze without an ack 3) 10 = silver 8" in text
+    assert "counted: the records whose events fall in 2026-11-20; 4 in bronze have no readable event time" in text
+    assert "in bronze without a producer's ack log: 3 " in text
+    assert "acknowledged, not read by the stream yet: 2 " in text
+    lost = dict(r, passed=False, lost=2, lost_not_in_bronze=1, no_loss="FAILED")
+    assert "; lost 2 (1 not in bronze: event time unknown)  <- FAILED" in describe(verdict(lost))
