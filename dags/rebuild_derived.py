@@ -16,6 +16,9 @@ from the bronze log, with the same transformations the stream uses.
 - **Schedule**: daily, just after midnight UTC, for the day that ended.
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.
+- **One rebuild at a time**: manual, scheduled and backfill runs queue for `rebuild_interval`
+  (`max_active_tis_per_dag=1`, applied by the scheduler across all runs, backfills included;
+  `max_active_runs` counts a backfill's runs apart).
 - **Params**: `full_rebuild` rebuilds everything instead of the interval; `target` writes the
   comparison namespace (`rebuild`, default, which `verify_agreement` then checks) or replaces the
   live gold tables (`main`).
@@ -39,7 +42,10 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
     schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
     start_date=START_DATE,
     catchup=False,
-    max_active_runs=1,  # replaceWhere runs on one table do not overlap
+    # Airflow counts backfill runs apart from the others (a manual run and a backfill are "2 of 1"):
+    # rebuild_interval's own limit, which the scheduler applies across every run, keeps the
+    # replaceWhere writes of a manual run, a scheduled one and a backfill from overlapping.
+    max_active_runs=1,
     default_args=DEFAULT_ARGS,
     tags=[*TAGS, "batch", "rebuild"],
     doc_md=__doc__,
@@ -76,6 +82,7 @@ def rebuild_derived():
         task_id="rebuild_interval",
         script="batch/rebuild.py",
         application_args=[f"--interval={INTERVAL}", "--target={{ params.target }}"],
+        max_active_tis_per_dag=1,  # one rebuild at a time, whatever kind of run (above)
     )
 
     @task(outlets=[GOLD_REBUILT])

@@ -15,11 +15,16 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
   rebuild leaves a file in `reports/verify/rebuilt/` that a passing check removes: Airflow folds
   or drops asset events that arrive while a run is busy, the files are never lost. The run's
   note, the first line of each task log and `pick_interval` say which.
+- **Without Spark** when there is nothing to compare: event time nobody rebuilt, or an
+  interval no table holds a row of (the Delta logs' statistics say so), is answered by
+  `pick_interval`; `verify` is then skipped, starting no Spark driver.
 - **Unpaused from the start**: a paused DAG folds the asset events of the rebuilds made
   meanwhile into one later run; running from the start, each rebuild is verified as it lands.
 - **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
   would disagree again), whose last log line names each failing table, its counts and its
-  first differing keys; `verify` itself is retried only when it could not check (a crash).
+  first differing keys with both sides' values ("events stream 2, batch 1"); each interval's
+  reconciliation counts the records whose events fall in it (records of other days, or named by
+  no ack log, fail nothing); `verify` itself is retried only when it could not check (a crash).
   The verdict (`reports/verify/latest.json`) and a link to the Data Docs (served by Airflow at
   `/data-docs/`, also under "Data Docs" in the navigation) are in that task's log, with each
   differing key's explanation (`python -m batch.explain`): both sides' events and what tells them apart.
@@ -54,9 +59,11 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSu
 )
 def verify_agreement():
     @task
-    def pick_interval(triggering_asset_events=None, dag_run=None, params=None, ti=None) -> str:
+    def pick_interval(triggering_asset_events=None, dag_run=None, params=None, ti=None, run_id=None) -> str:
         """The `interval` param, else every interval rebuilt and not yet verified (never the span
-        between them); nothing rebuilt: a skip, as there is nothing to compare."""
+        between them); nothing rebuilt: a skip, as there is nothing to compare. Event time nobody
+        rebuilt, or rebuilt but holding no row on either side, is answered here from the tables'
+        logs (the verdict written, XCom `answered`): `verify` then starts no Spark driver."""
         import datetime as dt
 
         from airflow.sdk.exceptions import AirflowFailException
@@ -64,11 +71,13 @@ def verify_agreement():
         from eo.core.intervals import as_text, in_the_future, parse_many, verification_scope
         from eo.runtime.config import load_settings
         from eo.runtime.quality.ledger import to_verify
+        from eo.runtime.quality.verdicts import answer_without_spark, answered_line, run_verdict_path
 
         def refuse(line: str):  # publish_data_docs, the run's last task, repeats it: the run is red
             ti.xcom_push(key="refused", value=line)
             raise AirflowFailException(line)
 
+        settings = load_settings()
         if params.get("interval"):
             try:
                 intervals = parse_many(params["interval"])  # a malformed param fails here, not in Spark
@@ -77,14 +86,19 @@ def verify_agreement():
             if refusal := in_the_future(intervals, dt.datetime.now(dt.UTC)):
                 refuse(refusal)
             print(f"verifying the interval asked for: {as_text(intervals)}")
-            return as_text(intervals)
-        events = [e for batch in (triggering_asset_events or {}).values() for e in batch]
-        waiting, rebuilt = to_verify(load_settings(), events)
-        scope = verification_scope(rebuilt)
-        if scope is None:
-            raise AirflowSkipException("nothing rebuilt since the last check: nothing to verify")
-        print(f"rebuilt and not yet verified: {rebuilt}; verifying {scope}")
-        ti.xcom_push(key="settles", value=waiting)
+            scope = as_text(intervals)
+        else:
+            events = [e for batch in (triggering_asset_events or {}).values() for e in batch]
+            waiting, rebuilt = to_verify(settings, events)
+            scope = verification_scope(rebuilt)
+            if scope is None:
+                raise AirflowSkipException("nothing rebuilt since the last check: nothing to verify")
+            print(f"rebuilt and not yet verified: {rebuilt}; verifying {scope}")
+            ti.xcom_push(key="settles", value=waiting)
+        answered = answer_without_spark(settings, parse_many(scope), run_verdict_path(settings, run_id))
+        if answered is not None:
+            print(answered_line(answered))
+            ti.xcom_push(key="answered", value=answered_line(answered))
         return scope
 
     verify = PlatformSparkSubmitOperator(
@@ -95,6 +109,8 @@ def verify_agreement():
             "--run-name={{ run_id }}",
             "--verdict-only",  # a disagreement fails publish_data_docs, which is not retried
         ],
+        answered_by="pick_interval",  # answered without Spark: skipped
+        max_active_tis_per_dag=1,  # one check at a time (one GX project), backfill runs included
     )
 
     @task(trigger_rule="all_done")  # after a verify that failed too, to say so
@@ -108,6 +124,7 @@ def verify_agreement():
         from eo.runtime.quality.ledger import settle
         from eo.runtime.quality.verdicts import (
             NOT_REBUILT,
+            answered_line,
             docs_link,
             failure_line,
             not_rebuilt_line,
@@ -127,6 +144,8 @@ def verify_agreement():
         if verdict.get("status") == NOT_REBUILT:
             raise AirflowSkipException(not_rebuilt_line(verdict))
         print(f"verdict: {'PASSED' if verdict['passed'] else 'FAILED'} - {path}")
+        if verdict.get("empty"):
+            print(answered_line(verdict))
         print(f"Data Docs: {docs_link(verdict)}")
         for table, found in verdict["tables"].items():  # each differing key, explained on both sides
             for key in found.get("explained", []):

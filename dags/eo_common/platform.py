@@ -87,15 +87,22 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
     same module.
     """
 
-    def __init__(self, *, script: str, **kwargs: Any) -> None:
+    def __init__(self, *, script: str, answered_by: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("conn_id", "spark_default")
         kwargs.setdefault("name", f"eo-{kwargs['task_id']}")
         super().__init__(application=str(HOME / script), **kwargs)
         self.script = script
+        # A task whose XCom `answered` (one line) means the job has nothing to do: skipped with that
+        # line, no Spark driver started (verify_agreement's pick_interval answers an empty day).
+        self.answered_by = answered_by
 
     def execute(self, context):
+        from airflow.sdk.exceptions import AirflowSkipException
+
         from eo.runtime.config import load_settings
         from eo.runtime.environment import environment
 
+        if self.answered_by and (line := context["ti"].xcom_pull(task_ids=self.answered_by, key="answered")):
+            raise AirflowSkipException(line)
         settings = load_settings()
         return environment(settings).job_runner(LAUNCHERS)().execute(self, settings, context)

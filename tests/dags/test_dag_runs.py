@@ -79,8 +79,9 @@ def test_a_run_that_names_a_day_rebuilds_that_day_whatever_its_date(spark, airfl
 
 def test_days_in_the_future_are_refused_and_days_nobody_rebuilt_are_skipped(airflow_db, lake_env):
     """No false alarms: a future day fails planning in one line; a past day nobody rebuilt is
-    "not rebuilt" (publish_data_docs skipped, the run not failed); and with nothing rebuilt, the
-    daily run verifies nothing (skipped), where it used to check the previous day."""
+    "not rebuilt", said without a Spark driver (verify and publish_data_docs skipped, the run not
+    failed); and with nothing rebuilt, the daily run verifies nothing (skipped), where it used to
+    check the previous day."""
     from eo.runtime.quality.ledger import pending, settle
 
     future = (dt.datetime.now(UTC) + dt.timedelta(days=3)).date()
@@ -94,7 +95,7 @@ def test_days_in_the_future_are_refused_and_days_nobody_rebuilt_are_skipped(airf
     interval = f"{never.isoformat()}/{(never + dt.timedelta(days=1)).isoformat()}"
     result = verify.test(run_conf={"interval": interval})
     assert result.state == DagRunState.SUCCESS
-    assert result.get_task_instance("verify").state == "success"
+    assert result.get_task_instance("verify").state == "skipped"  # answered by pick_interval: no Spark driver
     assert result.get_task_instance("publish_data_docs").state == "skipped"
 
     result = verify.test(run_conf={"interval": f"{future}T00:00:00Z/{future + dt.timedelta(days=1)}T00:00:00Z"})
@@ -111,3 +112,23 @@ def test_days_in_the_future_are_refused_and_days_nobody_rebuilt_are_skipped(airf
         "verify": "skipped",
         "publish_data_docs": "skipped",
     }
+
+
+def test_a_rebuilt_day_without_rows_passes_without_a_spark_driver(spark, airflow_db, lake_env):
+    """A rebuilt day no table holds a row of (the log has none there) is answered by pick_interval
+    from the Delta logs: verify starts no Spark driver (skipped), publish_data_docs passes it."""
+    from batch.rebuild import rebuild
+    from eo.core.intervals import Interval
+
+    empty = Interval(dt.datetime(2026, 11, 15, tzinfo=UTC), dt.datetime(2026, 11, 16, tzinfo=UTC))
+    rebuild(spark, lake_env, empty)
+    result = airflow_db.dags["verify_agreement"].test(
+        run_conf={"interval": f"{empty.start.isoformat()}/{empty.end.isoformat()}"}
+    )
+    states = {ti.task_id: ti.state for ti in result.get_task_instances()}
+    assert result.state == DagRunState.SUCCESS, states
+    assert states == {"pick_interval": "success", "verify": "skipped", "publish_data_docs": "success"}
+    published = result.get_task_instance("publish_data_docs").xcom_pull(task_ids="publish_data_docs")
+    assert published["passed"] is True
+    answered = result.get_task_instance("pick_interval").xcom_pull(task_ids="pick_interval", key="answered")
+    assert answered.startswith("verification PASSED over 2026-11-15: no rows over 2026-11-15 on either side")
