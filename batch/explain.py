@@ -6,10 +6,13 @@
     python -m batch.explain silver --key event_id=e-123
 
 For the row as stored: the silver events of its key with their Kafka coordinates (each looked up in
-bronze), the copies dropped as duplicates, the refused records in its range, the row recomputed
-from exactly those events with the transforms stream and batch share ("adds up" or the columns
-that differ), and every micro-batch that changed it (Delta time travel: the hot path pays nothing).
-Reads go through delta-rs, pruned by partitions and file statistics; no Spark job.
+bronze), ingest batch and lateness (Kafka timestamp against event time); every copy of each event
+in first-copy order, kept, dropped (and why the kept one came first) or refused by the reading
+(counted once, as refused); the refused records in its range, and apart those whose event time
+cannot be read; the row recomputed from exactly those events with the transforms stream and batch
+share ("adds up" or the columns that differ), and every micro-batch that changed it (Delta time
+travel: the hot path pays nothing). Reads go through delta-rs, pruned by partitions and file
+statistics; no Spark job. `--help` lists each table with its key columns.
 """
 
 from __future__ import annotations
@@ -21,7 +24,18 @@ import sys
 import time
 
 from batch.explain_text import render
-from eo.core.lineage import ExplainError, differing, event_range, parse_key, recompute
+from eo.core.lineage import (
+    EXPLAINED,
+    FIRST_COPY_RULE,
+    ExplainError,
+    differing,
+    event_range,
+    first_copy_key,
+    lateness_seconds,
+    parse_key,
+    recompute,
+    why_first,
+)
 from eo.core.tables import BRONZE, QUARANTINE, SILVER, USER_SESSIONS, TableDef
 from eo.core.transforms.sessions import GAP
 from eo.runtime import lineage
@@ -41,25 +55,80 @@ def stored_row(delta, table: TableDef, key: dict) -> dict | None:
     return found[0] if found else None
 
 
-def _copies_of(bronze, events: list[dict]) -> tuple[list[dict], int]:
-    """Each event with its coordinates, whether bronze holds them, and the copies dropped."""
+def _copies_of(bronze, quarantine, events: list[dict]) -> tuple[list[dict], int, int]:
+    """Each event with its coordinates, whether bronze holds them, its lateness, and every copy of it
+    in bronze in first-copy order: kept (silver's), dropped as a duplicate (with why the kept one
+    came first), or refused by the reading (counted once, as refused). Returns (events, copies
+    dropped, copies refused)."""
     coordinates = [(e["kafka_topic"], e["kafka_partition"], e["kafka_offset"]) for e in events]
     present = lineage.in_bronze(bronze, coordinates)
     found = lineage.copies(bronze, [e["event_id"] for e in events])
-    explained, dropped = [], 0
+    others = [tuple(c["coordinates"].values()) for copies in found.values() for c in copies]
+    refused = lineage.quarantined(quarantine, [c for c in others if c not in set(coordinates)])
+    explained, dropped, refused_copies = [], 0, 0
     for event, at in zip(events, coordinates, strict=True):
         kept = {"topic": at[0], "partition": at[1], "offset": at[2]}
-        others = [c for c in found.get(event["event_id"], []) if c["coordinates"] != kept]
-        dropped += len(others)
+        copies = sorted(found.get(event["event_id"], []), key=first_copy_key)
+        for copy in copies:
+            copy["lateness_seconds"] = lateness_seconds(_time_of(copy["payload"]), copy["kafka_timestamp"])
+            if copy["coordinates"] == kept:
+                copy["fate"] = "kept"
+            elif (reason := refused.get(tuple(copy["coordinates"].values()))) is not None:
+                copy.update(fate="refused", reason=reason)
+            else:
+                copy["fate"] = "dropped"
+        winner = next((c for c in copies if c["fate"] == "kept"), None)
+        for copy in copies:
+            if copy["fate"] == "dropped" and winner is not None:
+                copy["why"] = f"kept {_at(winner)} first: {why_first(winner, copy)}"
+        valid = [c for c in copies if c["fate"] != "refused"]
+        first = valid[0] if valid else None
+        duplicates = [c for c in copies if c["fate"] == "dropped"]
+        dropped += len(duplicates)
+        refused_copies += sum(c["fate"] == "refused" for c in copies)
         explained.append(
             {
                 **{k: v for k, v in event.items() if not k.startswith("kafka_")},
                 "coordinates": kept,
                 "in_bronze": at in present,
-                "duplicates_dropped": [{"coordinates": c["coordinates"], "payload": c["payload"]} for c in others],
+                "kafka_timestamp": event.get("kafka_timestamp"),
+                "lateness_seconds": lateness_seconds(event.get("event_time"), event.get("kafka_timestamp")),
+                "ingest_batch": winner["ingest_batch"] if winner else None,
+                "copies": copies,
+                # The rule's winner among the copies the reading accepted must be the one silver kept.
+                "first_by_rule": first is not None and first is winner,
+                "won_by": _won_by(winner, valid),
+                "duplicates_dropped": duplicates,
             }
         )
-    return explained, dropped
+    return explained, dropped, refused_copies
+
+
+def _won_by(winner: dict | None, valid: list[dict]) -> str:
+    if winner is None:
+        return "the kept copy is not in bronze"
+    if len(valid) == 1:
+        return "the only copy the reading accepted"
+    if valid[0] is not winner:
+        return f"NOT the first copy by the rule: {_at(valid[0])} comes first ({why_first(valid[0], winner)})"
+    return f"first copy: {why_first(winner, valid[1])} (the next, {_at(valid[1])})"
+
+
+def _at(copy: dict) -> str:
+    at = copy["coordinates"]
+    return f"{at['topic']}:{at['partition']}:{at['offset']}"
+
+
+def _time_of(payload: object) -> dt.datetime | None:
+    """A copy's event time as its payload states it (None when it has none that reads)."""
+    text = payload.get("event_time") if isinstance(payload, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value.replace(tzinfo=value.tzinfo or dt.UTC)
 
 
 def _names(table: TableDef, key: dict) -> dict:
@@ -103,9 +172,11 @@ def explain(
     recomputed = recompute(table, key, events)
     columns = [c for c in table.columns if c not in table.key]
     differ = differing(row, recomputed, columns)
-    explained, dropped = _copies_of(aligned(BRONZE), events.to_pylist())
+    quarantine = aligned(QUARANTINE)
+    explained, dropped, refused_copies = _copies_of(aligned(BRONZE), quarantine, events.to_pylist())
     if table is SILVER and explained and not explained[0]["in_bronze"]:
         differ = [*differ, "coordinates"]
+    refused = lineage.refused(quarantine, _names(table, key), span)
     return {
         "table": table.name,
         "namespace": namespace,
@@ -114,8 +185,11 @@ def explain(
         "micro_batch": batch,
         "row": row,
         "events": explained,
+        "rule": FIRST_COPY_RULE,
         "duplicates_dropped": dropped,
-        "refused": lineage.refused(aligned(QUARANTINE), _names(table, key), span),
+        "copies_refused": refused_copies,
+        "refused": refused["in_range"],
+        "refused_unreadable": refused["unreadable"],
         "recomputed": recomputed,
         "adds_up": row is not None and not differ,
         "note": None if row is not None else f"no {table.name} row with this key at version {target.version()}",
@@ -215,14 +289,24 @@ def _as_of(text: str) -> dt.datetime:
     return value.replace(tzinfo=value.tzinfo or dt.UTC)
 
 
+def tables_help() -> str:
+    """Every explainable table with its key columns, each given once with --key (for --help)."""
+    width = max(len(name) for name in EXPLAINED)
+    lines = [
+        f"  {name:<{width}}  " + " ".join(f"--key {column}=..." for column in table.key)
+        for name, table in EXPLAINED.items()
+    ]
+    return "tables and their key columns (every one, once each):\n" + "\n".join(lines)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m batch.explain",
         description=__doc__.split("\n")[0],
-        epilog=EXIT_CODES,
+        epilog=f"{tables_help()}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("table", help="campaign_minute_metrics, user_sessions or silver")
+    parser.add_argument("table", help=f"{', '.join(EXPLAINED)}: their key columns below")
     parser.add_argument("--key", action="append", default=[], metavar="COL=VALUE", help="every key column, once each")
     when = parser.add_mutually_exclusive_group()
     when.add_argument("--version", type=int, help="the table's Delta version (default: the latest)")

@@ -3,6 +3,10 @@ refused, the verdict and the row's history."""
 
 from __future__ import annotations
 
+import json
+
+from eo.core.lineage import batch_name
+
 EVENT_COLUMNS = ("event_id", "event_type", "event_time", "user_id", "price")
 
 
@@ -26,6 +30,49 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [f"  {line}", *("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)]
 
 
+def _copies(count: int, what: str) -> str:
+    return f"{count} {'copy' if count == 1 else 'copies'} {what}"
+
+
+def late(seconds: float | None) -> str:
+    """A lateness for people: "+2.5 s", "+3 d 04:12:09", "-1.2 s" (the record's clock ran ahead)."""
+    if seconds is None:
+        return "-"
+    sign, left = ("-" if seconds < 0 else "+"), abs(seconds)
+    if left < 60:
+        return f"{sign}{left:.1f} s"
+    days, rest = divmod(int(left), 86400)
+    hours, rest = divmod(rest, 3600)
+    clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+    return f"{sign}{days} d {clock}" if days else f"{sign}{clock}"
+
+
+def _payload(copy: dict, kept: dict | None) -> str:
+    """A copy's payload against the kept copy's: the fields that differ (--json has them whole)."""
+    if copy is kept:
+        return "the event's (above)"
+    mine, theirs = copy["payload"], (kept or {}).get("payload")
+    if not isinstance(mine, dict) or not isinstance(theirs, dict):
+        return json.dumps(mine, separators=(",", ":"), default=str)[:80]
+    changed = [
+        f"{field} {json.dumps(mine.get(field))} (kept: {json.dumps(theirs.get(field))})"
+        for field in dict.fromkeys([*mine, *theirs])
+        if mine.get(field) != theirs.get(field)
+    ]
+    return "; ".join(changed) or "the same as kept"
+
+
+def _records(count: int) -> str:
+    return f"{count} refused {'record' if count == 1 else 'records'}"
+
+
+def _refused(records: list[dict]) -> list[str]:
+    return _table(
+        ("kafka", "reason", "event_time", "raw"),
+        [(_at(r["coordinates"]), r["reason"], _value(r["event_time"]), (r["raw_value"] or "")[:60]) for r in records],
+    )
+
+
 def render(found: dict) -> str:
     key = ", ".join(f"{k}={_value(v)}" for k, v in found["key"].items())
     batch = found["micro_batch"]
@@ -38,25 +85,45 @@ def render(found: dict) -> str:
         "  " + ("ADDS UP" if found["adds_up"] else f"DOES NOT ADD UP: {', '.join(found['differing_columns'])}"),
         *([f"  ({found['note']})"] if found.get("note") else []),
         "",
-        f"{len(found['events'])} events (silver), {found['duplicates_dropped']} copies dropped as duplicates:",
+        f"{len(found['events'])} events (silver), {_copies(found['duplicates_dropped'], 'dropped as a duplicate')}, "
+        f"{_copies(found.get('copies_refused', 0), 'refused (listed with the refused records)')}",
+        f"  the rule: {found['rule']}",
     ]
     rows = [
         (
             *(_value(e.get(c)) for c in EVENT_COLUMNS),
             _at(e["coordinates"]) + ("" if e["in_bronze"] else " (NOT IN BRONZE)"),
+            batch_name(e["ingest_batch"]) if e.get("copies") else "-",
+            late(e.get("lateness_seconds")),
             ", ".join(_at(d["coordinates"]) for d in e["duplicates_dropped"]) or "-",
         )
         for e in found["events"]
     ]
-    lines += _table((*EVENT_COLUMNS, "kafka", "copies dropped"), rows)
-    lines += ["", f"{len(found['refused'])} refused records in its range:"]
-    lines += _table(
-        ("kafka", "reason", "event_time", "raw"),
-        [
-            (_at(r["coordinates"]), r["reason"], _value(r["event_time"]), (r["raw_value"] or "")[:60])
-            for r in found["refused"]
-        ],
-    )
+    lines += _table((*EVENT_COLUMNS, "kafka", "ingest batch", "late by", "copies dropped"), rows)
+    for e in found["events"]:
+        kept = next((c for c in e.get("copies", []) if c["fate"] == "kept"), None)
+        if len(e.get("copies", [])) > 1:
+            lines += [f"  copies of {e['event_id']}, in first-copy order: {e['won_by']}"]
+            lines += _table(
+                ("  fate", "kafka", "ingest batch", "kafka timestamp", "late by", "payload", "why"),
+                [
+                    (
+                        "  " + c["fate"] + (f" ({c['reason']})" if c.get("reason") else ""),
+                        _at(c["coordinates"]),
+                        batch_name(c["ingest_batch"]),
+                        _value(c["kafka_timestamp"]),
+                        late(c.get("lateness_seconds")),
+                        _payload(c, kept),
+                        c.get("why", "-"),
+                    )
+                    for c in e["copies"]
+                ],
+            )
+    lines += ["", f"{_records(len(found['refused']))} in its range:", *_refused(found["refused"])]
+    unreadable = found.get("refused_unreadable", [])
+    if unreadable:
+        lines += ["", f"{_records(len(unreadable))} naming it whose event time cannot be read (in no range):"]
+        lines += _refused(unreadable)
     history = found["history"]
     lines += ["", f"history ({history['source']}, {history['versions_read']} versions read), newest last:"]
     lines += _table(

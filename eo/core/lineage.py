@@ -128,3 +128,52 @@ def differing(stored: dict | None, recomputed: dict | None, columns: list[str]) 
     if stored is None or recomputed is None:
         return [] if stored is recomputed else list(columns)
     return [c for c in columns if not _same(stored.get(c), recomputed.get(c))]
+
+
+# The first-copy rule (eo/core/transforms/dedup.py `first_copy_order`), as explain states it and
+# applies it to the copies of one event.
+FIRST_COPY_RULE = (
+    "of the copies of an event, the one bronze ingested first is kept: the lowest (ingest batch, topic, "
+    "partition, offset), a copy ingested before bronze recorded its batch first of all"
+)
+RULE_PARTS = ("ingest batch", "topic", "partition", "offset")
+
+
+def first_copy_key(copy: dict) -> tuple:
+    """A copy's place in the first-copy order: `copy` has `ingest_batch` ({"version": ...} or None)
+    and `coordinates` (topic, partition, offset). A null ingest batch sorts first, as in Spark."""
+    batch = copy.get("ingest_batch")
+    at = copy["coordinates"]
+    version = (0, 0) if batch is None else (1, batch["version"])
+    return (version, at["topic"], at["partition"], at["offset"])
+
+
+def why_first(winner: dict, other: dict) -> str:
+    """Why `winner` comes before `other` by the rule: the first part of the order that tells them
+    apart, after the parts they share ("same ingest batch e1 b1 and topic t, then partition 0 < 3")."""
+    same = []
+    for part, mine, theirs in zip(RULE_PARTS, first_copy_key(winner), first_copy_key(other), strict=True):
+        if part == "ingest batch":
+            shown = (batch_name(winner.get("ingest_batch")), batch_name(other.get("ingest_batch")))
+        else:
+            shown = (mine, theirs)
+        if mine != theirs:
+            told = f"{part} {shown[0]} {'<' if mine < theirs else '>'} {shown[1]}"
+            if not same:
+                return told
+            shared = same[0] if len(same) == 1 else f"{', '.join(same[:-1])} and {same[-1]}"
+            return f"same {shared}, then {told}"
+        same.append(f"{part} {shown[0]}")
+    return "the same coordinates"
+
+
+def batch_name(batch: dict | None) -> str:
+    """An ingest batch for people: "e1 b3" (epoch 1, position 3), as the history names batches."""
+    return "(before batches were recorded)" if batch is None else f"e{batch['epoch']} b{batch['position']}"
+
+
+def lateness_seconds(event_time: dt.datetime | None, kafka_timestamp: dt.datetime | None) -> float | None:
+    """How long after its event time a record reached Kafka (negative: its clock ran ahead)."""
+    if event_time is None or kafka_timestamp is None:
+        return None
+    return (kafka_timestamp.astimezone(dt.UTC) - event_time.astimezone(dt.UTC)).total_seconds()

@@ -17,10 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.lineage import TIME, EventRange, ExplainError
-from eo.core.tables import SOURCE_KEY, TableDef
+from eo.core.tables import INGEST_BATCH, SOURCE_KEY, TableDef
 from eo.runtime.cli import NotReady
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
+from eo.runtime.fencing import decode_version
 
 Coordinates = tuple[str, int, int]
 # Commits that change no row (lake_maintenance): they do not decide which micro-batch a version holds.
@@ -156,12 +157,17 @@ def in_bronze(bronze, coordinates: list[Coordinates]) -> set[Coordinates]:
 
 
 def copies(bronze, event_ids: list[str]) -> dict[str, list[dict]]:
-    """Every bronze record whose payload names one of these event ids, by id: the copy silver kept and
-    the ones dropped as duplicates. Bronze has no key to prune by: this reads its payloads once."""
+    """Every bronze record whose payload names one of these event ids, by id: the copy silver kept,
+    the ones dropped as duplicates and the ones the reading refused. Each with its coordinates,
+    payload, Kafka timestamp and `ingest_batch` (the micro-batch that ingested it, as bronze records
+    it: version, epoch and position; None for records ingested before bronze recorded it). Bronze
+    has no key to prune by: this reads its payloads once."""
     if not event_ids:
         return {}
     pattern = "|".join(re.escape(json.dumps(i)) for i in event_ids)
-    scanned = plain(bronze.dataset().to_table(columns=["value", *SOURCE_KEY]))
+    names = set(pa.schema(bronze.schema().to_arrow()).names)  # a lake older than the ingest batch lacks it
+    extra = [c for c in ("kafka_timestamp", INGEST_BATCH) if c in names]
+    scanned = plain(bronze.dataset().to_table(columns=["value", *SOURCE_KEY, *extra]))
     hits = scanned.filter(pc.match_substring_regex(scanned["value"], pattern))  # bytes: invalid UTF-8 stays
     wanted, found = set(event_ids), {}
     for record in hits.to_pylist():
@@ -169,9 +175,41 @@ def copies(bronze, event_ids: list[str]) -> dict[str, list[dict]]:
         event_id = payload.get("event_id") if isinstance(payload, dict) else None
         if event_id in wanted:
             found.setdefault(event_id, []).append(
-                {"coordinates": _coordinates(record), "payload": payload, "timestamp": None}
+                {
+                    "coordinates": _coordinates(record),
+                    "payload": payload,
+                    "kafka_timestamp": _utc(record.get("kafka_timestamp")),
+                    "ingest_batch": ingest_batch(record.get(INGEST_BATCH)),
+                }
             )
     return found
+
+
+def ingest_batch(version: int | None) -> dict | None:
+    """Bronze's ingest batch (a commit version, epoch << 40 | position) as its parts."""
+    if version is None:
+        return None
+    epoch, position = decode_version(version)
+    return {"version": version, "epoch": epoch, "position": position}
+
+
+def quarantined(quarantine, coordinates: list[Coordinates]) -> dict[Coordinates, str]:
+    """Which of these coordinates quarantine holds, each with its reason (pruned by the offsets)."""
+    if not coordinates:
+        return {}
+    offsets = pa.array(sorted({c[2] for c in coordinates}), pa.int64())
+    found = plain(
+        quarantine.dataset().to_table(columns=[*SOURCE_KEY, "reason"], filter=pc.field("kafka_offset").isin(offsets))
+    )
+    at = zip(*(found[c].to_pylist() for c in SOURCE_KEY), strict=True)
+    wanted = set(coordinates)
+    return {c: reason for c, reason in zip(at, found["reason"].to_pylist(), strict=True) if c in wanted}
+
+
+def _utc(value: dt.datetime | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def _json(value: bytes | None) -> object:
@@ -185,28 +223,31 @@ def _coordinates(record: dict) -> dict:
     return {"topic": record["kafka_topic"], "partition": record["kafka_partition"], "offset": record["kafka_offset"]}
 
 
-def refused(quarantine, names: dict[str, object], span: EventRange) -> list[dict]:
-    """Quarantined records whose raw text names the key's values (campaign and type, or user) and, when
-    it can be read, an event time inside the row's span: what might have counted, and why it did not."""
+def refused(quarantine, names: dict[str, object], span: EventRange) -> dict[str, list[dict]]:
+    """Quarantined records whose raw text names the key's values (campaign and type, or user, or the
+    event id): `in_range`, those whose event time can be read and lies inside the row's span (what
+    might have counted, and why it did not); `unreadable`, those whose event time cannot be read,
+    which belong to no range (listed apart, for every row they name)."""
     scanned = plain(quarantine.dataset().to_table(columns=["raw_value", "reason", "event_id", *SOURCE_KEY]))
     text = pc.fill_null(scanned["raw_value"], "")
     keep = None
     for value in names.values():
         term = pc.match_substring(text, json.dumps(str(value)))
         keep = term if keep is None else pc.and_(keep, term)
-    found = []
+    found: dict[str, list[dict]] = {"in_range": [], "unreadable": []}
     for record in scanned.filter(keep).to_pylist():
         payload = _json(record["raw_value"].encode() if record["raw_value"] else None)
         when = _time(payload.get("event_time")) if isinstance(payload, dict) else None
-        if when is None or span.since <= when <= span.until:
-            found.append(
-                {
-                    "coordinates": _coordinates(record),
-                    "reason": record["reason"],
-                    "event_time": when.isoformat() if when else None,
-                    "raw_value": record["raw_value"],
-                }
-            )
+        if when is not None and not span.since <= when <= span.until:
+            continue
+        found["in_range" if when is not None else "unreadable"].append(
+            {
+                "coordinates": _coordinates(record),
+                "reason": record["reason"],
+                "event_time": when.isoformat() if when else None,
+                "raw_value": record["raw_value"],
+            }
+        )
     return found
 
 
