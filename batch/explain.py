@@ -169,6 +169,12 @@ def explain(
     silver = target if table is SILVER else aligned(SILVER)
     span = event_range(table, key, row)
     events = lineage.events(silver, SILVER, span)
+    events_from = "silver" if namespace == "main" else "the rebuild's silver"
+    if namespace == "rebuild" and table is not SILVER and row is not None and events.num_rows == 0:
+        # A rebuild of an interval writes gold only: the events it counted are bronze's first copies,
+        # which the stream's silver holds (where it holds them: the diagnosis compares both sides).
+        events = lineage.events(lineage.open_table(settings, SILVER.name, "main"), SILVER, span)
+        events_from = "the stream's silver: a rebuild of an interval keeps no silver of its own"
     recomputed = recompute(table, key, events)
     columns = [c for c in table.columns if c not in table.key]
     differ = differing(row, recomputed, columns)
@@ -185,6 +191,7 @@ def explain(
         "micro_batch": batch,
         "row": row,
         "events": explained,
+        "events_from": events_from,
         "rule": FIRST_COPY_RULE,
         "duplicates_dropped": dropped,
         "copies_refused": refused_copies,

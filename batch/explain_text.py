@@ -85,7 +85,8 @@ def render(found: dict) -> str:
         "  " + ("ADDS UP" if found["adds_up"] else f"DOES NOT ADD UP: {', '.join(found['differing_columns'])}"),
         *([f"  ({found['note']})"] if found.get("note") else []),
         "",
-        f"{len(found['events'])} events (silver), {_copies(found['duplicates_dropped'], 'dropped as a duplicate')}, "
+        f"{len(found['events'])} events ({found.get('events_from', 'silver')}), "
+        f"{_copies(found['duplicates_dropped'], 'dropped as a duplicate')}, "
         f"{_copies(found.get('copies_refused', 0), 'refused (listed with the refused records)')}",
         f"  the rule: {found['rule']}",
     ]

@@ -92,6 +92,9 @@ def test_a_tampered_row_of_the_day_fails_it_naming_table_key_and_both_values(spa
     )
     verdict = verify(spark, lake, [DAY1], run_name="tampered")
     assert not verdict["passed"] and verdict["reconciliation"]["passed"]
+    [explained] = verdict["tables"][CAMPAIGN_MINUTE_METRICS.name]["explained"]
+    assert (explained["stream"]["adds_up"], explained["batch"]["adds_up"]) == (False, True), explained["diagnosis"]
+    assert explained["diagnosis"] == "the stream's row does not add up from its own events (events)"
     key = f"campaign_id={victim['campaign_id']} event_type={victim['event_type']} window_start={when.isoformat()}"
     assert failure_line(verdict) == (
         f"stream and batch disagree over 2026-11-05: campaign_minute_metrics different 1 "
