@@ -7,6 +7,7 @@ has to turn the verdict red.
 import datetime as dt
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,9 @@ def test_one_cent_on_one_gold_row_fails_verification(spark, flowed, tmp_path):
     # The verdict names instants in UTC; PySpark hands them back naive, in local time.
     window_start = victim.window_start.astimezone(dt.UTC).isoformat()
     key = {"campaign_id": victim.campaign_id, "event_type": "purchase", "window_start": window_start}
-    assert verdict["tables"]["campaign_minute_metrics"]["sample"] == [{**key, "status": "different"}]
+    # Both sides' values of the differing column, as exact decimals.
+    values = {"revenue": {"stream": str(victim.revenue + Decimal("0.01")), "batch": str(victim.revenue)}}
+    assert verdict["tables"]["campaign_minute_metrics"]["sample"] == [{**key, "status": "different", "values": values}]
 
 
 def test_a_lost_silver_row_fails_verification(spark, flowed, tmp_path):
