@@ -13,7 +13,7 @@ ENV ?= local
 export EO_ENV := $(ENV)
 
 .PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
-	airflow airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
+	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | column -t -s $$'\t'
@@ -142,6 +142,8 @@ airflow: setup ## start Airflow (UI, scheduler, DAG processor, triggerer) and pr
 	$(PYTHON) -m infra.airflow start
 airflow-stop: venv ## stop Airflow
 	$(PYTHON) -m infra.airflow stop
+airflow-cli: venv ## any Airflow command on this project's Airflow and its PostgreSQL metadata: make airflow-cli ARGS="dags list"
+	$(PYTHON) -m infra.airflow cli -- $(ARGS)
 airflow-status: venv ## is Airflow up, component by component (STATUS_ARGS=--json, --check: exit 3 when down)
 	$(PYTHON) -m infra.airflow status $(STATUS_ARGS)
 

@@ -23,8 +23,8 @@ from the bronze log, with the same transformations the stream uses.
   comparison namespace (`rebuild`, default, which `verify_agreement` then checks) or replaces the
   live gold tables (`main`).
 - **Backfill** from the UI (Trigger → Backfill; leave `day` empty there, and choose *All Runs*
-  to rebuild days that already have a run too) or `airflow backfill create --dag-id rebuild_derived
-  --from-date 2026-11-20 --to-date 2026-11-21`.
+  to rebuild days that already have a run too) or `make airflow-cli ARGS="backfill create --dag-id
+  rebuild_derived --from-date 2026-11-20 --to-date 2026-11-21"`.
 """
 
 from __future__ import annotations

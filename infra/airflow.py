@@ -2,6 +2,7 @@
 
     python -m infra.airflow start|stop|status|watch [--port 8080] [--home DIR]
     python -m infra.airflow status [--json] [--check]
+    python -m infra.airflow cli -- backfill create --dag-id rebuild_derived ...   (make airflow-cli ARGS="...")
 
 Metadata in PostgreSQL: the project's own server (infra/postgres.py, started if needed), in a
 database `airflow`. EO_AIRFLOW_DB_URL chooses another (postgresql+psycopg://user:pw@host/db);
@@ -10,6 +11,9 @@ the UI crashed its scheduler: one writer for the scheduler and the API server). 
 parallelism sized for 2 cores, no example DAGs, the `spark_default` connection created if
 missing (local[*]; point it at a cluster master in the UI without touching code). The login
 is `admin` with a password generated on first start and kept in <home>/passwords.json.
+<home>/airflow.cfg is written from the same settings, so any `airflow` command run with that
+AIRFLOW_HOME finds the PostgreSQL metadata, never a second, empty SQLite database; `cli` runs one
+with this Airflow's whole environment (its DAGs folder, plugins and the project on the path).
 A watchdog started with them starts again any component that dies, and `status` counts those
 restarts (<home>/restarts.jsonl), naming the running tasks a scheduler that died took with it.
 
@@ -29,6 +33,7 @@ import secrets
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +106,29 @@ def lost_tasks(restarts: list[dict]) -> list[dict]:
     return [{**task, "component": r["component"], "at": r["at"]} for r in restarts for task in r.get("tasks", [])]
 
 
+def config_file(env: dict[str, str]) -> str:
+    """airflow.cfg holding every `AIRFLOW__<SECTION>__<KEY>` of `env` (what this project's Airflow
+    runs with), section by section: Airflow's defaults for the rest."""
+    sections: dict[str, dict[str, str]] = {}
+    for name, value in sorted(env.items()):
+        parts = name.split("__")
+        if len(parts) == 3 and parts[0] == "AIRFLOW" and parts[1] and parts[2]:
+            sections.setdefault(parts[1].lower(), {})[parts[2].lower()] = value.replace("%", "%%")
+    lines = ["# Written by infra/airflow.py from the settings every Airflow process of this project gets;", ""]
+    for section, values in sections.items():
+        lines += [f"[{section}]", *(f"{key} = {value}" for key, value in values.items()), ""]
+    return "\n".join(lines)
+
+
+def where(db_url: str) -> str:
+    """A metadata database's place in words, without its password."""
+    if db_url.startswith("sqlite"):
+        return f"SQLite at {db_url.split(':///', 1)[-1]} (testing only)"
+    parsed = urllib.parse.urlsplit(db_url)
+    kind = "PostgreSQL" if parsed.scheme.startswith("postgresql") else parsed.scheme
+    return f"{kind} at {parsed.hostname}:{parsed.port or 5432}{parsed.path}"
+
+
 @dataclass(frozen=True)
 class AirflowService:
     home: Path
@@ -144,6 +172,12 @@ class AirflowService:
             return f"sqlite:///{self.home / 'airflow.db'}"
         server = Postgres.default().dsn().rsplit("/", 1)[0]
         return f"{server.replace('postgresql://', 'postgresql+psycopg://', 1)}/{DATABASE}"
+
+    def metadata(self) -> str:
+        """Where this Airflow's metadata lives, in words (no password: read before any server runs)."""
+        if os.environ.get("EO_AIRFLOW_DB_URL") or self.on_sqlite:
+            return where(self.db_url())
+        return f"PostgreSQL at 127.0.0.1:{Postgres.default().port}/{DATABASE}"
 
     def ensure_database(self) -> None:
         """The project's PostgreSQL up, with Airflow's database in it (unless another is chosen)."""
@@ -197,6 +231,23 @@ class AirflowService:
             "SPARK_LOCAL_IP": "127.0.0.1",
             MARK: str(self.home),
         }
+
+    def write_config(self) -> Path:
+        """<home>/airflow.cfg from this Airflow's settings (its metadata database first of all)."""
+        path = self.home / "airflow.cfg"
+        self.home.mkdir(parents=True, exist_ok=True)
+        path.write_text(config_file(self.env()))
+        path.chmod(0o600)  # it holds the database's password and the API's secret
+        return path
+
+    def cli(self, args: list[str]) -> int:
+        """`airflow <args>` on this Airflow: its database up, its airflow.cfg written, its whole
+        environment; the command's own output and exit code."""
+        self.ensure_database()
+        self.write_config()
+        print(f"airflow {' '.join(args)}   (home {self.home}, metadata in {self.metadata()})", file=sys.stderr)
+        binary = Path(sys.executable).parent / "airflow"
+        return subprocess.run([str(binary), *args], env=self.env(), cwd=REPO_ROOT).returncode
 
     def airflow(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         binary = Path(sys.executable).parent / "airflow"
@@ -300,6 +351,7 @@ class AirflowService:
         self.home.mkdir(parents=True, exist_ok=True)
         self.ensure_database()
         self.password()
+        self.write_config()
         self.airflow("db", "migrate")
         if self.airflow("connections", "get", "spark_default", check=False).returncode != 0:
             self.airflow(
@@ -356,6 +408,7 @@ def _start(airflow: AirflowService, args: argparse.Namespace) -> None:
     started = airflow.start()
     print(f"Airflow {'started' if started else 'already running'}: {airflow.url}")
     print(f"login: {USER} / {airflow.password()}   (home {airflow.home})")
+    print(f'metadata: {airflow.metadata()}; other Airflow commands: make airflow-cli ARGS="dags list"')
     print("DAGs are paused when first seen: unpause them in the UI, or trigger runs there.")
 
 
@@ -368,7 +421,7 @@ def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
     running = airflow.running()
     up = all(running.values()) and airflow.healthy()
     state = "running" if up else ("partly running" if any(running.values()) else "stopped")
-    database = "SQLite (testing only)" if airflow.on_sqlite else "PostgreSQL"
+    database = airflow.metadata()
     restarts = airflow.restarts()
     login = f"{USER} / {airflow.password()}" if (airflow.home / "secrets.json").exists() else "set on first start"
     report = {
@@ -409,10 +462,18 @@ def _watch(airflow: AirflowService, args: argparse.Namespace) -> None:
     airflow.watch()
 
 
+def _cli(airflow: AirflowService, args: argparse.Namespace) -> int:
+    if not args.extra:
+        print('which Airflow command? e.g. make airflow-cli ARGS="dags list"', file=sys.stderr)
+        return 2
+    return airflow.cli(args.extra)
+
+
 def main(argv: list[str] | None = None) -> int:
     return service.main(
         "infra.airflow", __doc__, lambda args: AirflowService.default(args.port, args.home),
-        start=_start, stop=_stop, status=_status, verbs={"watch": _watch}, options=service.port_and_home, argv=argv,
+        start=_start, stop=_stop, status=_status, verbs={"watch": _watch, "cli": _cli}, options=service.port_and_home,
+        passthrough=("cli",), argv=argv,
     )  # fmt: skip
 
 

@@ -296,3 +296,35 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
         finally:
             browser.close()
     print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")
+
+
+def test_the_docs_airflow_commands_run_as_written(airflow):
+    """Every `make airflow-cli ARGS="..."` the docs give runs, as written, on this Airflow (a
+    backfill as its dry run: the walk's Airflow starts no Spark job for it); and a bare `airflow`
+    with only AIRFLOW_HOME set finds the same PostgreSQL database, not an empty SQLite one."""
+    import os
+    import subprocess
+    import sys
+
+    from infra.airflow import outside_airflow
+    from tests.documented import airflow_commands, documented_files
+
+    commands = [c for path in documented_files() for c in airflow_commands(path.read_text())]
+    assert commands, "the docs give no make airflow-cli command"
+    for args in commands:
+        dry = ["--dry-run"] if args[:2] == ["backfill", "create"] and "--dry-run" not in args else []
+        cli = [sys.executable, "-m", "infra.airflow", "cli", "--port", str(airflow.port), "--home", str(airflow.home)]
+        done = subprocess.run([*cli, "--", *args, *dry], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"make airflow-cli ARGS={' '.join(args)!r}: {done.stderr[-2000:]}"
+        assert "metadata in PostgreSQL at" in done.stderr, done.stderr
+    bare = {**outside_airflow(dict(os.environ)), "AIRFLOW_HOME": str(airflow.home)}
+    binary = str(Path(sys.executable).parent / "airflow")
+    conn = subprocess.run(
+        [binary, "config", "get-value", "database", "sql_alchemy_conn"], env=bare, capture_output=True, text=True
+    )
+    assert conn.stdout.strip() == os.environ["EO_AIRFLOW_DB_URL"], conn.stderr[-2000:]
+    runs = subprocess.run(
+        [binary, "dags", "list-runs", "rebuild_derived", "-o", "json"], env=bare, capture_output=True, text=True
+    )
+    # Airflow logs to stdout too: the JSON is the last line. The walk's runs, not an empty database's none.
+    assert runs.returncode == 0 and json.loads(runs.stdout.strip().splitlines()[-1]), runs.stderr[-2000:]

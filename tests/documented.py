@@ -1,0 +1,32 @@
+"""The Airflow commands the docs give: every one goes through `make airflow-cli ARGS="..."`, which
+runs it on the project's Airflow and its PostgreSQL metadata (infra/airflow.py `cli`)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from eo.runtime.config import REPO_ROOT
+
+WRAPPED = re.compile(r'make airflow-cli ARGS="([^"]+)"')
+# An `airflow <subcommand>` not wrapped: it would run without the project's environment.
+BARE = re.compile(
+    r"(?<![\w/-])(?:\.venv/bin/)?airflow\s+(?:backfill|dags|tasks|db|connections|variables|config|pools|jobs|assets)\b"
+)
+
+
+def documented_files() -> list[Path]:
+    """The README, docs/ and the DAGs' own docs (the UI shows them)."""
+    docs, dags = sorted((REPO_ROOT / "docs").glob("*.md")), sorted((REPO_ROOT / "dags").glob("*.py"))
+    return [REPO_ROOT / "README.md", *docs, *dags]
+
+
+def airflow_commands(text: str) -> list[list[str]]:
+    """The arguments of each `make airflow-cli ARGS="..."` in `text` (a command may wrap lines)."""
+    return [shlex.split(" ".join(args.split())) for args in WRAPPED.findall(text)]
+
+
+def bare_commands(text: str) -> list[str]:
+    """Each `airflow <subcommand>` in `text` outside `make airflow-cli ARGS="..."`."""
+    return [m.group(0) for m in BARE.finditer(WRAPPED.sub("", text))]
