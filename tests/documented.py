@@ -30,3 +30,36 @@ def airflow_commands(text: str) -> list[list[str]]:
 def bare_commands(text: str) -> list[str]:
     """Each `airflow <subcommand>` in `text` outside `make airflow-cli ARGS="..."`."""
     return [m.group(0) for m in BARE.finditer(WRAPPED.sub("", text))]
+
+
+FENCE = re.compile(r"```(?:bash|sh|shell)\n(.*?)```", re.DOTALL)
+
+
+def shell_commands(text: str) -> list[str]:
+    """The commands of the ```bash blocks in `text`: continuation lines joined, comments and
+    environment assignments before the command dropped."""
+    commands = []
+    for block in FENCE.findall(text):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split(" #", 1)[0].strip()
+            words = line.split()
+            while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+                words.pop(0)
+            if words and not line.startswith("#"):
+                commands.append(" ".join(words))
+    return commands
+
+
+def python_module_command(command: str) -> tuple[str, list[str], list[str]] | None:
+    """(module, its leading words: verb or table, the options it names) of a `python -m` command."""
+    if not re.match(r"^(?:\.venv/bin/)?python3? -m ", command):
+        return None
+    words = shlex.split(command)
+    rest = words[3:]
+    leading = []
+    for word in rest:
+        if word.startswith("-"):
+            break
+        leading.append(word)
+    options = sorted({w.split("=", 1)[0] for w in rest if w.startswith("--") and w != "--"})
+    return words[2], leading, options
