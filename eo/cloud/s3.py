@@ -99,12 +99,20 @@ class ObjectStoreFiles:
         return "Contents" in self.client.list_objects_v2(Bucket=bucket, Prefix=key, MaxKeys=1)
 
     def delete_tree(self, uri: str) -> None:
+        """Every current object under `uri` deleted. On the platform's versioned buckets that
+        leaves a delete marker: the data stays recoverable until the buckets' lifecycle expires
+        noncurrent versions, and the jobs need no s3:ListBucketVersions or s3:DeleteObjectVersion
+        (the Spark role has neither: tests/unit/test_s3_actions.py)."""
         bucket, prefix = _split(uri.rstrip("/") + "/")
-        for page in self.client.get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=prefix):
-            doomed = [{"Key": v["Key"], "VersionId": v["VersionId"]} for v in page.get("Versions", [])]
-            doomed += [{"Key": m["Key"], "VersionId": m["VersionId"]} for m in page.get("DeleteMarkers", [])]
-            if doomed:
-                self.client.delete_objects(Bucket=bucket, Delete={"Objects": doomed})
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            if doomed := [{"Key": o["Key"]} for o in page.get("Contents", [])]:
+                done = self.client.delete_objects(Bucket=bucket, Delete={"Objects": doomed, "Quiet": True})
+                if errors := done.get("Errors"):
+                    first = errors[0]
+                    raise OSError(
+                        f"could not delete {len(errors)} object(s) under {uri}: {first['Key']}: "
+                        f"{first['Code']} {first['Message']}"
+                    )
 
     def delete_file(self, uri: str) -> None:
         bucket, key = _split(uri)

@@ -212,12 +212,17 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
   for_each = local.buckets
   bucket   = aws_s3_bucket.this[each.key].id
 
+  # What the jobs delete (VACUUM, a republished report, a standby's rehearsal) leaves a delete
+  # marker and a noncurrent version, recoverable for the retention; then both go.
   rule {
     id     = "noncurrent-versions"
     status = "Enabled"
     filter {}
     noncurrent_version_expiration {
       noncurrent_days = var.noncurrent_version_retention_days
+    }
+    expiration {
+      expired_object_delete_marker = true
     }
     abort_incomplete_multipart_upload {
       days_after_initiation = 7
