@@ -68,6 +68,7 @@ module "iam" {
   artifacts_bucket_arn     = module.storage.bucket_arns["artifacts"]
   dags_bucket_arn          = "arn:aws:s3:::${var.dags_bucket_name}"
   log_store_table_arn      = module.delta_log_store.table_arn
+  emr_application_arn      = module.compute.application_arn
   kms_key_arn              = module.storage.kms_key_arn
   kafka_cluster_arn        = module.kafka.cluster_arn
   kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix

@@ -301,6 +301,22 @@ def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():
     assert '"${var.lake_bucket_arn}/lake/_stream/*"' in airflow  # the seed table (conf/platform.toml)
 
 
+def test_airflow_may_watch_and_cancel_the_job_runs_it_starts():
+    """Job runs are started without tags (eo/cloud/emr_serverless.py): a condition on their tags
+    would deny GetJobRun and CancelJobRun. The statement names the application and its job runs."""
+    import inspect
+
+    from eo.cloud import emr_serverless
+
+    policy = (TF / "modules" / "iam" / "main.tf").read_text()
+    airflow = policy[policy.index('resource "aws_iam_role_policy" "airflow"') :]
+    statement = airflow[airflow.index('"SubmitAndWatchSparkJobs"') :]
+    statement = statement[: statement.index("},")]
+    assert "aws:ResourceTag" not in statement and "tags=" not in inspect.getsource(emr_serverless.run)
+    assert 'Resource = [var.emr_application_arn, "${var.emr_application_arn}/jobruns/*"]' in statement
+    assert "emr_application_arn      = module.compute.application_arn" in (TF / "platform" / "main.tf").read_text()
+
+
 def test_the_data_key_encrypts_mwaas_log_groups_too():
     """MWAA names its log groups airflow-<environment>-*: the key policy must let CloudWatch Logs use
     the key for them, or the environment fails to create its logging."""

@@ -137,11 +137,12 @@ resource "aws_iam_role_policy" "airflow" {
     Version = "2012-10-17"
     Statement = [
       {
-        Sid       = "SubmitAndWatchSparkJobs"
-        Effect    = "Allow"
-        Action    = ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:ListJobRuns", "emr-serverless:CancelJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"]
-        Resource  = ["arn:aws:emr-serverless:${local.region}:${local.account}:/applications/*"]
-        Condition = { StringEquals = { "aws:ResourceTag/platform" = var.name_prefix } }
+        Sid    = "SubmitAndWatchSparkJobs"
+        Effect = "Allow"
+        Action = ["emr-serverless:StartJobRun", "emr-serverless:GetJobRun", "emr-serverless:ListJobRuns", "emr-serverless:CancelJobRun", "emr-serverless:GetApplication", "emr-serverless:StartApplication"]
+        # This platform's application and its job runs, by ARN: the job runs carry no tags (a
+        # ResourceTag condition would deny watching and cancelling them).
+        Resource = [var.emr_application_arn, "${var.emr_application_arn}/jobruns/*"]
       },
       {
         Sid       = "HandTheSparkRoleToJobRuns"

@@ -3,6 +3,11 @@ variable "name_prefix" {
   description = "Prefix of every resource name, e.g. eo-dev."
 }
 
+variable "emr_application_arn" {
+  type        = string
+  description = "ARN of the EMR Serverless application the Airflow role starts, watches and cancels job runs on."
+}
+
 variable "lake_bucket_arn" {
   type        = string
   description = "ARN of the lake bucket (tables and reports)."
