@@ -66,12 +66,21 @@ class SparkSubmitLauncher:
 
 
 class EmrServerlessLauncher:
-    """The same job module as an EMR Serverless job run, waited for (eo/cloud/emr_serverless.py)."""
+    """The same job module as an EMR Serverless job run, waited for (eo/cloud/emr_serverless.py).
+    The run is named after the task instance (DAG, task, run): a retry cancels what its earlier
+    try left running before it starts, and a task killed or timed out cancels its run."""
 
     def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
         from eo.cloud import emr_serverless
 
-        return emr_serverless.run(settings, operator.script, list(operator.application_args or []), operator.conf)
+        def started(run_id: str) -> None:
+            operator.emr_job_run = run_id  # for on_kill
+
+        ti = context["ti"]
+        return emr_serverless.run(
+            settings, operator.script, list(operator.application_args or []), operator.conf,
+            name=f"{ti.dag_id}.{ti.task_id}.{ti.run_id}", replace_earlier=True, started=started,
+        )  # fmt: skip
 
 
 # The environment (eo/runtime/environment.py) picks one, once per task.
@@ -106,3 +115,15 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
             raise AirflowSkipException(line)
         settings = load_settings()
         return environment(settings).job_runner(LAUNCHERS)().execute(self, settings, context)
+
+    def on_kill(self) -> None:
+        """A killed task's EMR Serverless job run is cancelled; a spark-submit is killed as the
+        Spark provider does."""
+        if run_id := getattr(self, "emr_job_run", None):
+            from eo.cloud import emr_serverless
+            from eo.runtime.config import load_settings
+
+            emr_serverless.cancel(load_settings(), run_id)
+            self.log.info("cancelled EMR Serverless job run %s: its task was killed", run_id)
+            return
+        super().on_kill()

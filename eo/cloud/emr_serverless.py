@@ -207,36 +207,74 @@ def run(
     log: Callable[[str], None] = print,
     wait: bool = True,
     name: str | None = None,
+    replace_earlier: bool = False,
+    started: Callable[[str], None] | None = None,
 ) -> str:
     """Start the job run and (unless `wait` is false, as for the stream) wait for it; return its
-    id, or raise JobRunFailed."""
+    id, or raise JobRunFailed.
+
+    With `replace_earlier` (a task's own `name`), a live run of that name (an earlier try of the
+    task whose worker died) is cancelled first, so a retry never runs beside it. While waiting,
+    whatever ends the wait (a timeout, the task being killed) cancels the run before it goes on:
+    no run outlives the task that waits for it. `started` gets the run's id as soon as it has one."""
     outputs = terraform_outputs(settings)
     client = client or aws_client("emr-serverless", str(outputs["region"]))
     application = str(outputs["emr_application_id"])
-    started = client.start_job_run(
+    name = name or f"eo-{Path(script).stem}"
+    if replace_earlier:
+        cancel_live(client, application, name, log)
+    run_id = client.start_job_run(
         applicationId=application,
         executionRoleArn=str(outputs["spark_role_arn"]),
-        name=name or f"eo-{Path(script).stem}",
+        name=name,
         jobDriver=job_driver(settings, script, args, conf, outputs),
-    )
-    run_id = started["jobRunId"]
-    log(f"EMR Serverless job run {run_id} on application {application}: {script} {' '.join(args)}")
+    )["jobRunId"]
+    log(f"EMR Serverless job run {run_id} ({name}) on application {application}: {script} {' '.join(args)}")
+    if started:
+        started(run_id)
     if not wait:
         return run_id
-    deadline = time.monotonic() + timeout
-    while True:
-        job = client.get_job_run(applicationId=application, jobRunId=run_id)["jobRun"]
-        if job["state"] in TERMINAL:
-            break
-        if time.monotonic() > deadline:
-            client.cancel_job_run(applicationId=application, jobRunId=run_id)
-            raise JobRunFailed(f"job run {run_id} still {job['state']} after {timeout:.0f} s; cancelled it")
-        log(f"job run {run_id}: {job['state']}")
-        time.sleep(poll_seconds)
+    try:
+        job = _wait(client, application, run_id, poll_seconds, timeout, log)
+    except BaseException as stopped:  # a timeout, a kill (Airflow raises in the task), Ctrl-C
+        client.cancel_job_run(applicationId=application, jobRunId=run_id)
+        log(f"job run {run_id}: cancelled, its wait ended ({type(stopped).__name__}: {stopped})")
+        if isinstance(stopped, TimeoutError):
+            raise JobRunFailed(f"{stopped}; cancelled it") from stopped
+        raise
     if job["state"] != "SUCCESS":
         raise JobRunFailed(f"job run {run_id} ended {job['state']}: {job.get('stateDetails', 'no details')}")
     log(f"job run {run_id}: SUCCESS")
     return run_id
+
+
+def _wait(client, application: str, run_id: str, poll_seconds: float, timeout: float, log) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get_job_run(applicationId=application, jobRunId=run_id)["jobRun"]
+        if job["state"] in TERMINAL:
+            return job
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"job run {run_id} still {job['state']} after {timeout:.0f} s")
+        log(f"job run {run_id}: {job['state']}")
+        time.sleep(poll_seconds)
+
+
+def cancel_live(client, application: str, name: str, log: Callable[[str], None] = print) -> list[str]:
+    """Cancel every live run called `name` (what an earlier try of a task left running); their ids."""
+    pages = client.get_paginator("list_job_runs").paginate(applicationId=application, states=list(LIVE))
+    earlier = [r["id"] for page in pages for r in page["jobRuns"] if r.get("name") == name]
+    for run_id in earlier:
+        client.cancel_job_run(applicationId=application, jobRunId=run_id)
+        log(f"cancelled job run {run_id} ({name}): an earlier try of this task left it running")
+    return earlier
+
+
+def cancel(settings: Settings, run_id: str, client=None) -> None:
+    """Cancel one job run (a killed task's)."""
+    outputs = terraform_outputs(settings)
+    client = client or aws_client("emr-serverless", str(outputs["region"]))
+    client.cancel_job_run(applicationId=str(outputs["emr_application_id"]), jobRunId=run_id)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -88,13 +88,20 @@ def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
     task = PlatformSparkSubmitOperator(
         task_id="rebuild_interval", script="batch/rebuild.py", application_args=["--target=rebuild"]
     )
-    run_id = task.execute({})
+    # moto answers ListJobRuns for an application only once it has had a run (AWS: an empty list).
+    aws["emr"].start_job_run(applicationId=aws["app"], executionRoleArn="arn:aws:iam::123456789012:role/r",
+                             name="another", jobDriver={"sparkSubmit": {"entryPoint": "s3://x/y.py"}})  # fmt: skip
+    run_id = task.execute({"ti": TaskInstance()})
     job = aws["emr"].get_job_run(applicationId=aws["app"], jobRunId=run_id)["jobRun"]
-    assert job["state"] == "SUCCESS"
+    assert job["state"] == "SUCCESS" and job["name"] == "rebuild_derived.rebuild_interval.manual__1"
     assert job["executionRole"] == "arn:aws:iam::123456789012:role/eo-spark"
     submit = job["jobDriver"]["sparkSubmit"]
     assert submit["entryPoint"] == "s3://eo-artifacts/entrypoints/batch/rebuild.py"
     assert submit["entryPointArguments"] == ["--target=rebuild"]
+
+
+class TaskInstance:
+    dag_id, task_id, run_id = "rebuild_derived", "rebuild_interval", "manual__1"
 
 
 class FailingRuns:
@@ -110,3 +117,92 @@ class FailingRuns:
 def test_a_failed_job_run_raises_with_its_details(uploaded):
     with pytest.raises(emr_serverless.JobRunFailed, match="run-1 ended FAILED: Job failed, ExitCode: 1"):
         emr_serverless.run(load_settings("aws"), "batch/verify.py", [], client=FailingRuns(), log=lambda _: None)
+
+
+class Runs:
+    """An EMR Serverless client with runs in the states given: records what is cancelled."""
+
+    def __init__(self, runs: dict[str, tuple[str, str]], then: str = "SUCCESS", poll=None) -> None:
+        self.runs, self.then, self.poll, self.cancelled = dict(runs), then, poll, []
+
+    def get_paginator(self, operation):
+        assert operation == "list_job_runs"
+        runs = self.runs
+
+        class Pages:
+            def paginate(self, applicationId, states):
+                yield {"jobRuns": [{"id": i, "name": n, "state": s} for i, (n, s) in runs.items() if s in states]}
+
+        return Pages()
+
+    def start_job_run(self, name, **_):
+        self.runs["new"] = (name, "RUNNING")
+        return {"jobRunId": "new"}
+
+    def get_job_run(self, jobRunId, **_):
+        if self.poll:
+            self.poll()
+        return {"jobRun": {"state": self.then}}
+
+    def cancel_job_run(self, jobRunId, **_):
+        self.cancelled.append(jobRunId)
+
+
+def test_a_retry_cancels_what_its_earlier_try_left_running_and_nothing_else(uploaded):
+    name = "rebuild_derived.rebuild_interval.manual__1"
+    client = Runs(
+        {
+            "orphan": (name, "RUNNING"),
+            "queued": (name, "QUEUED"),
+            "done": (name, "SUCCESS"),
+            "other": ("rebuild_derived.rebuild_interval.manual__2", "RUNNING"),
+            "stream": ("eo-stream", "RUNNING"),
+        }
+    )
+    lines: list[str] = []
+    run_id = emr_serverless.run(
+        load_settings("aws"), "batch/rebuild.py", [], client=client, log=lines.append, name=name, replace_earlier=True
+    )
+    assert run_id == "new" and sorted(client.cancelled) == ["orphan", "queued"]
+    assert any("cancelled job run orphan" in line and "earlier try" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("ending", [KeyboardInterrupt, SystemExit, RuntimeError])
+def test_whatever_ends_the_wait_cancels_the_run(uploaded, ending):
+    def killed():
+        raise ending("the task was killed")
+
+    client = Runs({}, then="RUNNING", poll=killed)
+    with pytest.raises(ending):
+        emr_serverless.run(load_settings("aws"), "batch/verify.py", [], client=client, log=lambda _: None)
+    assert client.cancelled == ["new"]
+
+
+def test_a_wait_past_its_timeout_cancels_the_run_and_says_so(uploaded):
+    client = Runs({}, then="RUNNING")
+    with pytest.raises(emr_serverless.JobRunFailed, match="still RUNNING after 0 s; cancelled it"):
+        emr_serverless.run(
+            load_settings("aws"), "batch/verify.py", [], client=client, log=lambda _: None, timeout=0, poll_seconds=0
+        )
+    assert client.cancelled == ["new"]
+
+
+def test_a_killed_task_cancels_its_job_run(uploaded, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "dags"))
+    from eo_common.platform import PlatformSparkSubmitOperator
+
+    client = Runs({}, then="RUNNING")
+    task = PlatformSparkSubmitOperator(task_id="verify", script="batch/verify.py")
+    boto = emr_serverless.aws_client
+    monkeypatch.setattr(
+        emr_serverless, "aws_client", lambda kind, region: client if kind == "emr-serverless" else boto(kind, region)
+    )
+
+    def kill_while_waiting():
+        task.on_kill()  # what Airflow calls on the task when it is killed
+        raise KeyboardInterrupt
+
+    client.poll = kill_while_waiting
+    with pytest.raises(KeyboardInterrupt):
+        task.execute({"ti": TaskInstance()})
+    assert client.cancelled == ["new", "new"]  # on_kill, then the wait's own ending: cancelling twice is harmless
