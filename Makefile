@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -82,6 +82,20 @@ $(CHECKOV): infra/checkov-requirements.txt
 
 # PyFlink, the benchmark's third system, conflicts with Airflow's pins: a venv of its own, and its
 # Kafka connector from Maven like every other jar.
+# The Airflow Terraform deploys on MWAA (terraform/mwaa-constraints/<version>/), with MWAA's
+# requirements and constraints: the DAGs are imported and parsed on it (tests/dags/test_deployed_airflow.py).
+MWAA_AIRFLOW := $(notdir $(wildcard terraform/mwaa-constraints/*))
+MWAA_VENV := .cache/mwaa-venv
+mwaa-venv: $(MWAA_VENV)/.installed ## the Airflow MWAA runs ($(MWAA_AIRFLOW)) with MWAA's requirements and constraints, in a venv of its own
+$(MWAA_VENV)/.installed: terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
+	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, into $(MWAA_VENV) (a few minutes the first time)"
+	@rm -rf $(MWAA_VENV) && $(PY) -m venv $(MWAA_VENV)
+	@$(MWAA_VENV)/bin/pip install -q --disable-pip-version-check apache-airflow==$(MWAA_AIRFLOW) \
+	  -r terraform/mwaa-requirements.txt \
+	  -c terraform/mwaa-constraints/$(MWAA_AIRFLOW)/airflow_constraints.txt \
+	  -c terraform/mwaa-constraints/$(MWAA_AIRFLOW)/mwaa_essential_constraints.txt
+	@touch $@
+
 FLINK_PY := .cache/flink-venv/bin/python
 flink-venv: $(FLINK_PY) ## PyFlink 2.3 in a venv of its own (for make bench)
 $(FLINK_PY): infra/flink-requirements.txt
@@ -108,7 +122,7 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
 
-test: setup checkov-venv terraform-tool ## the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
+test: setup checkov-venv mwaa-venv terraform-tool ## the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~10 min)

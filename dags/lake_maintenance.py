@@ -15,8 +15,8 @@ last slot when the DAG is unpaused, by "unpause on trigger" for one) is skipped 
 
 from __future__ import annotations
 
-from airflow.sdk import CronTriggerTimetable, Param, dag, task
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk import Param, dag, task
+from eo_common.airflow_api import AirflowSkipException, CronTriggerTimetable
 from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS, PlatformSparkSubmitOperator
 
 
@@ -55,7 +55,7 @@ def lake_maintenance():
 
     @task
     def check_retention(params=None) -> float:
-        from airflow.sdk.exceptions import AirflowFailException
+        from eo_common.airflow_api import AirflowFailException
 
         from eo.runtime.config import load_settings
         from eo.runtime.maintenance import UnsafeRetention

@@ -29,8 +29,8 @@ from the bronze log, with the same transformations the stream uses.
 
 from __future__ import annotations
 
-from airflow.sdk import CronDataIntervalTimetable, Param, dag, task
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk import Param, dag, task
+from eo_common.airflow_api import AirflowSkipException, CronDataIntervalTimetable
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
 
 INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
@@ -66,7 +66,7 @@ def rebuild_derived():
         """The event-time interval this run rebuilds: the `day` param, or the data interval."""
         import datetime as dt
 
-        from airflow.sdk.exceptions import AirflowFailException
+        from eo_common.airflow_api import AirflowFailException
 
         from eo.core.intervals import in_the_future, parse_many, run_interval
 

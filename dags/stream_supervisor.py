@@ -68,7 +68,7 @@ def stream_supervisor():
 
     @task
     def check_lag(report: dict, params=None) -> int:
-        from airflow.sdk.exceptions import AirflowFailException
+        from eo_common.airflow_api import AirflowFailException
 
         from eo.runtime.config import STREAM_QUERY
 

@@ -32,8 +32,8 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 
 from __future__ import annotations
 
-from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
-from airflow.sdk.exceptions import AirflowSkipException
+from airflow.sdk import Param, dag, task
+from eo_common.airflow_api import AirflowSkipException, AssetOrTimeSchedule, CronTriggerTimetable
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSubmitOperator
 
 
@@ -66,7 +66,7 @@ def verify_agreement():
         logs (the verdict written, XCom `answered`): `verify` then starts no Spark driver."""
         import datetime as dt
 
-        from airflow.sdk.exceptions import AirflowFailException
+        from eo_common.airflow_api import AirflowFailException
 
         from eo.core.intervals import as_text, in_the_future, parse_many, verification_scope
         from eo.runtime.config import load_settings
@@ -118,7 +118,7 @@ def verify_agreement():
         """Point at this run's verdict and the Data Docs; fail the run when the check failed, in
         one last line that says where (skip it when nothing asked for was rebuilt), else mark the
         rebuilds it verified as no longer pending."""
-        from airflow.sdk.exceptions import AirflowFailException
+        from eo_common.airflow_api import AirflowFailException
 
         from eo.runtime.config import load_settings
         from eo.runtime.quality.ledger import settle

@@ -1,7 +1,8 @@
 """Defaults, assets and the Spark operator every DAG of this platform uses.
 
 Nothing here touches the disk or imports Spark at parse time; the operator resolves jars,
-config and environment when it runs.
+config and environment when it runs. It is a plain BaseOperator: the Spark provider (and the
+pyspark it pulls) is needed only where jobs are spark-submitted, never on MWAA.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset
+from airflow.sdk import Asset, BaseOperator
 
 # The checkout the jobs run from (DAG files live in its dags/ folder).
 HOME = Path(os.environ.get("EO_HOME") or Path(__file__).resolve().parents[2])
@@ -52,17 +52,21 @@ GOLD_REBUILT = Asset(name="gold_rebuilt", uri="file:///effectively-once/_rebuild
 
 
 class SparkSubmitLauncher:
-    """spark-submit through the operator itself, with the platform's jars, conf and environment."""
+    """spark-submit through the Spark provider's hook (its connection: the master), with the
+    platform's jars, conf and environment."""
 
     def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
+        from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
         from eo.runtime.submit import build_pyfiles, job_env, submit_conf
 
         conf = submit_conf(settings, operator.conf)
-        operator.jars = conf.pop("spark.jars")
-        operator.conf = conf
-        operator.py_files = str(build_pyfiles())
-        operator.env_vars = {**job_env(), **(operator.env_vars or {})}
-        return SparkSubmitOperator.execute(operator, context)
+        operator.submit_hook = SparkSubmitHook(
+            conf=conf, conn_id=operator.conn_id, jars=conf.pop("spark.jars"), py_files=str(build_pyfiles()),
+            name=operator.name, application_args=list(operator.application_args or []),
+            env_vars={**job_env(), **(operator.env_vars or {})},
+        )  # fmt: skip
+        operator.submit_hook.submit(str(HOME / operator.script))
 
 
 class EmrServerlessLauncher:
@@ -87,7 +91,7 @@ class EmrServerlessLauncher:
 LAUNCHERS = {"spark-submit": SparkSubmitLauncher, "emr-serverless": EmrServerlessLauncher}
 
 
-class PlatformSparkSubmitOperator(SparkSubmitOperator):
+class PlatformSparkSubmitOperator(BaseOperator):
     """One of the platform's job modules, launched the way the environment runs Spark jobs.
 
     Locally: spark-submit against the `spark_default` connection (its master: local[*] or a
@@ -96,20 +100,37 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
     same module.
     """
 
-    def __init__(self, *, script: str, answered_by: str | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("conn_id", "spark_default")
-        kwargs.setdefault("name", f"eo-{kwargs['task_id']}")
-        super().__init__(application=str(HOME / script), **kwargs)
+    template_fields = ("application_args", "conf", "env_vars", "name")
+
+    def __init__(
+        self,
+        *,
+        script: str,
+        application_args: list[str] | None = None,
+        conf: dict[str, str] | None = None,
+        env_vars: dict[str, str] | None = None,
+        conn_id: str = "spark_default",
+        name: str | None = None,
+        answered_by: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
         self.script = script
+        self.application_args = application_args or []
+        self.conf = conf or {}
+        self.env_vars = env_vars or {}
+        self.conn_id = conn_id
+        self.name = name or f"eo-{self.task_id}"
         # A task whose XCom `answered` (one line) means the job has nothing to do: skipped with that
         # line, no Spark driver started (verify_agreement's pick_interval answers an empty day).
         self.answered_by = answered_by
+        self.submit_hook = None  # the running spark-submit (local), for on_kill
+        self.emr_job_run: str | None = None  # the running EMR Serverless job run, for on_kill
 
     def execute(self, context):
-        from airflow.sdk.exceptions import AirflowSkipException
-
         from eo.runtime.config import load_settings
         from eo.runtime.environment import environment
+        from eo_common.airflow_api import AirflowSkipException
 
         if self.answered_by and (line := context["ti"].xcom_pull(task_ids=self.answered_by, key="answered")):
             raise AirflowSkipException(line)
@@ -117,13 +138,13 @@ class PlatformSparkSubmitOperator(SparkSubmitOperator):
         return environment(settings).job_runner(LAUNCHERS)().execute(self, settings, context)
 
     def on_kill(self) -> None:
-        """A killed task's EMR Serverless job run is cancelled; a spark-submit is killed as the
-        Spark provider does."""
-        if run_id := getattr(self, "emr_job_run", None):
+        """A killed task's EMR Serverless job run is cancelled, its spark-submit killed (with the
+        driver, as the Spark provider's hook does)."""
+        if run_id := self.emr_job_run:
             from eo.cloud import emr_serverless
             from eo.runtime.config import load_settings
 
             emr_serverless.cancel(load_settings(), run_id)
             self.log.info("cancelled EMR Serverless job run %s: its task was killed", run_id)
-            return
-        super().on_kill()
+        if self.submit_hook is not None:
+            self.submit_hook.on_kill()

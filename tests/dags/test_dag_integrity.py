@@ -60,11 +60,14 @@ def test_task_order(dagbag):
     assert downstream(maintenance, "optimize") == {"vacuum"}
 
 
-def test_spark_work_goes_through_spark_submit(dagbag):
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+def test_spark_work_goes_through_the_platforms_operator(dagbag):
+    from eo_common.platform import PlatformSparkSubmitOperator
 
     spark_tasks = {
-        (dag.dag_id, t.task_id) for dag in dagbag.dags.values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)
+        (dag.dag_id, t.task_id)
+        for dag in dagbag.dags.values()
+        for t in dag.tasks
+        if isinstance(t, PlatformSparkSubmitOperator)
     }
     assert spark_tasks == {
         ("rebuild_derived", "rebuild_interval"),
@@ -72,7 +75,7 @@ def test_spark_work_goes_through_spark_submit(dagbag):
         ("lake_maintenance", "optimize"),
         ("lake_maintenance", "vacuum"),
     }
-    assert all(dagbag.dags[d].get_task(t)._conn_id == "spark_default" for d, t in spark_tasks)
+    assert all(dagbag.dags[d].get_task(t).conn_id == "spark_default" for d, t in spark_tasks)
 
 
 def test_verify_runs_after_each_rebuild_and_on_its_own_schedule(dagbag):
