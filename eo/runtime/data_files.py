@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import re
 import time
 import uuid
@@ -54,13 +55,17 @@ def file_stats(metadata: pq.FileMetaData, schema: pa.Schema) -> str:
         kind = schema.field(name).type
         if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
             continue
+        # A row group holding values but no min/max (Parquet drops them for values over 4 KB)
+        # leaves the file's bounds unknown: none is written, rather than one that skips its rows.
+        if any(not s.has_min_max and s.num_values > 0 for s in found):
+            continue
         bounded = [s for s in found if s.has_min_max]
         if not bounded:
             continue
         low, high = min(s.min for s in bounded), max(s.max for s in bounded)
-        stats["minValues"][name] = _json_value(low[:STRING_STATS] if isinstance(low, str) else low)
+        stats["minValues"][name] = _json_value(low[:STRING_STATS] if isinstance(low, str) else low, rounding=-1)
         if not (isinstance(high, str) and len(high) > STRING_STATS):  # a cut max is no upper bound
-            stats["maxValues"][name] = _json_value(high)
+            stats["maxValues"][name] = _json_value(high, rounding=1)
     return json.dumps(stats)
 
 
@@ -134,13 +139,21 @@ def _holds_dictionary(kind: pa.DataType) -> bool:
     return pa.types.is_list(kind) and _holds_dictionary(kind.value_type)
 
 
-def _json_value(value):
+def _json_value(value, rounding: int = 0):
+    """A statistic as Delta's JSON holds it. A decimal becomes a JSON number, which readers parse
+    as a double: the double nearest it may lie past it, so a bound takes the next one outwards
+    (`rounding` -1 for a min, 1 for a max). A naive timestamp (timestamp_ntz) stays as it is."""
     if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
         return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
-        return float(value)
+        near = float(value)
+        if rounding and (decimal.Decimal(near) - value) * rounding < 0:
+            near = math.nextafter(near, math.inf * rounding)
+        return near
     return value
 
 
