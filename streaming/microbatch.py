@@ -54,7 +54,7 @@ from eo.runtime.fencing import Fence
 from eo.runtime.hooks import hooks
 from eo.runtime.reading import classify_records
 from eo.runtime.sinks.postgres import PostgresSink
-from streaming import poison, stored_sessions, task_writes
+from streaming import poison, replays, stored_sessions, task_writes
 from streaming.session_merge import user_buckets
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
@@ -120,12 +120,25 @@ class MicroBatch:
 
     def __post_init__(self) -> None:
         self.tables = {t.name: environment(self.settings).table(t.name) for t in WRITES}
+        # The last batch a restart may replay: the furthest any table got (a kill between commits).
+        self.replay_until = max(
+            (reached[1] for table in self.tables.values() if (reached := table.reached(self.app_id))), default=0
+        )
         self.records = 0  # Kafka records this instance has committed, for progress lines
         # What reached the driver's memory from the tasks (make bench's driver_bytes_per_input_byte)
         self.driver_bytes = {"collected": 0}
         self.driver_parts: dict[str, int] = {}  # what the collected bytes were made of
         # The files the driver read to remove the replaced sessions' rows (eo/runtime/key_removal.py)
         self.rewrites = key_removal.Rewrite()
+
+    def committed_already(self, txn: Txn) -> list[str]:
+        """The tables whose files the tasks write that this batch is already committed to: a
+        replay after a kill between its commits. Only a batch up to the furthest position a table
+        held at the start can be one; no table is read for the others."""
+        if txn.position > self.replay_until:
+            return []
+        written = (BRONZE, QUARANTINE, SILVER, USER_SESSIONS)
+        return sorted(t.name for t in written if not commits.should_commit(self.tables[t.name], txn))
 
     def txn(self, batch_id: int) -> Txn:
         """Without a fence (tests, tools) epoch 0: replays are still skipped."""
@@ -138,7 +151,10 @@ class MicroBatch:
         txn = self.txn(batch_id)
         sessions = stored_sessions.pinned(self.tables[USER_SESSIONS.name])
         # The writers in the plan stamp bronze with it (ingest batch) and name their files by it.
-        batch.sparkSession.sparkContext.setLocalProperty(task_writes.MARK, str(txn.version))
+        context = batch.sparkSession.sparkContext
+        context.setLocalProperty(task_writes.MARK, str(txn.version))
+        committed = self.committed_already(txn)
+        context.setLocalProperty(replays.COMMITTED, ",".join(committed))
         try:  # one Spark job: reading, engine states, the append tables' files, gold's parts
             written = task_writes.finish_in_tasks(batch, self.settings, sessions, str(txn.version))
         except Exception as exc:
@@ -166,7 +182,8 @@ class MicroBatch:
             print(
                 f"[events] batch {batch_id}: {bronze_rows} records -> quarantine {written.rows[QUARANTINE.name]}, "
                 f"silver +{written.rows[SILVER.name]}, duplicates {written.duplicates}, "
-                f"metrics {increments.num_rows} keys ({timer})",
+                f"metrics {increments.num_rows} keys ({timer})"
+                + (f"; a replay: {', '.join(committed)} had it already, not written again" if committed else ""),
                 flush=True,
             )
 

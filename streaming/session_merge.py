@@ -35,6 +35,7 @@ from eo.runtime.config import Settings
 from eo.runtime.data_files import Buckets, write_files
 from eo.runtime.key_removal import held
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
+from streaming.replays import committed_tables
 from streaming.stored_sessions import KEYS_COLUMN, Owner, SessionsAt, keys_dictionary_schema, near_stored, schema_at
 
 
@@ -99,7 +100,9 @@ def session_merger(
         if sent.num_rows and pc.any(pc.not_equal(sent["_bucket"], context.partitionId())).as_py():
             raise RuntimeError(f"session parts for other owners reached owner {context.partitionId()}")
         intervals = unpacked(sent, "S")
-        if intervals.num_rows:
+        # A replay of a batch whose sessions are committed (and so its metrics, committed first)
+        # writes no session file: no commit would name it, and no count of it is used.
+        if intervals.num_rows and USER_SESSIONS.name not in committed_tables(context):
             owner = Owner(user_buckets(owners), context.partitionId())
             yield from _merged(settings, sessions, label, into, owner, intervals, metrics)
         if any(m.num_rows for m in metrics):

@@ -14,7 +14,9 @@ eo/runtime/key_removal.py); files that no commit names (a batch killed before it
 attempt that lost) are never read.
 
 The writer learns its batch's commit version from the job's local property `MARK`, which the
-foreachBatch function sets before it runs the job (streaming/microbatch.py).
+foreachBatch function sets before it runs the job (streaming/microbatch.py), and from
+`replays.COMMITTED` the tables a replayed batch is already committed to (a kill between its commits):
+it writes no file for those, which no commit would name.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from streaming.parts import (
     part_sizes,
     unpacked,
 )
+from streaming.replays import committed_tables
 from streaming.session_merge import METRICS_OWNED_BY, by_owner, session_merger
 from streaming.stored_sessions import SessionsAt
 
@@ -164,7 +167,9 @@ def plan_writer(
         if pc.any(seed).as_py():  # only while a seed is read: the filter copies every row
             rows = rows.filter(pc.invert(seed))
         parts = _by_kind(rows)
-        out = _files(settings, goals, parts, mark, _tag(label, context))
+        committed = committed_tables(context)
+        to_write = {code: goal for code, goal in goals.items() if goal.table.name not in committed}
+        out = _files(settings, to_write, parts, mark, _tag(label, context))
         out += gold_parts(parts["E"], owners, counted=NO_TUPLES)
         for table in out:
             yield from table.to_batches()

@@ -52,18 +52,33 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
     prepare_lake(spark, lake)
     batch = micro_batch(lake, log_progress=False)
     previous = install(CrashOnce(where))
+    written = (BRONZE, QUARANTINE, SILVER, USER_SESSIONS)
     try:
         with pytest.raises(Exception, match="crash at"):
             stream(spark, lake, [records(PAYLOADS)], batch)
-        stream(spark, lake, [[]], batch)  # the restart replays the batch
+        before = {t.name: files_on_disk(lake, t) for t in written}
+        stream(spark, lake, [[]], micro_batch(lake, log_progress=False))  # a restart replays the batch
     finally:
         install(previous)
     assert len(sorted_rows(spark, lake, BRONZE)) == len(PAYLOADS)
     assert [r.event_id for r in sorted_rows(spark, lake, SILVER)] == ["a", "b"]
     assert len(sorted_rows(spark, lake, QUARANTINE)) == 1
-    # One attempt's bronze files are on disk, and no commit names them: never read.
     committed = {Path(uri).name for uri in DeltaTable(lake.table_path(BRONZE.name)).file_uris()}
-    assert files_on_disk(lake, BRONZE) - committed
+    if where == "events.after_files_written":  # the first attempt's files: no commit names them, never read
+        assert files_on_disk(lake, BRONZE) - committed
+    # The replay writes no file for a table the batch was committed to before the kill.
+    appends = [BRONZE.name, QUARANTINE.name, SILVER.name]  # their commits end together
+    surely_committed = {
+        "events.after_files_written": [],
+        "events.after_bronze_commit": appends,
+        "events.after_metrics_commit": appends,
+        "events.after_sessions_rewritten": appends,
+        "events.after_user_sessions_commit": [*appends, USER_SESSIONS.name],
+    }[where]
+    replayed = {t.name: files_on_disk(lake, t) - before[t.name] for t in written}
+    assert {name: replayed[name] for name in surely_committed} == {name: set() for name in surely_committed}
+    if where == "events.after_files_written":
+        assert all(replayed[name] for name in (BRONZE.name, SILVER.name, USER_SESSIONS.name))  # all again
     rebuild(spark, lake)
     for table in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER, QUARANTINE):
         assert sorted_rows(spark, lake, table) == sorted_rows(spark, lake, table, "rebuild"), table.name
