@@ -28,7 +28,9 @@ os.environ.update(
 # closed the stream Airflow's root handler writes to: a 'Logging error' traceback on every run.
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
-TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092"))
+# Under pytest-xdist each worker (gw0, gw1, ...) has its own session servers: ports apart by worker.
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092")) + 10 * WORKER
 
 
 def pytest_collection_modifyitems(config, items):
@@ -181,7 +183,7 @@ def postgres():
     from infra.postgres import Postgres
 
     home = Path(tempfile.mkdtemp(prefix="eo-pg-tests-"))  # under /tmp: the server user can reach it
-    server = Postgres(int(os.environ.get("EO_TEST_PG_PORT", "15432")), home)
+    server = Postgres(int(os.environ.get("EO_TEST_PG_PORT", "15432")) + WORKER, home)
     server.start()
     yield server
     server.stop()
