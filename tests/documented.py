@@ -23,8 +23,10 @@ def documented_files() -> list[Path]:
 
 
 def airflow_commands(text: str) -> list[list[str]]:
-    """The arguments of each `make airflow-cli ARGS="..."` in `text` (a command may wrap lines)."""
-    return [shlex.split(" ".join(args.split())) for args in WRAPPED.findall(text)]
+    """The arguments of each `make airflow-cli ARGS="..."` in `text` (a command may wrap lines);
+    a placeholder (`...`, `<command>`) is not a command."""
+    found = [" ".join(args.split()) for args in WRAPPED.findall(text)]
+    return [shlex.split(args) for args in found if "..." not in args and "<" not in args]
 
 
 def bare_commands(text: str) -> list[str]:

@@ -151,7 +151,8 @@ def _json_value(value, rounding: int = 0):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         near = float(value)
-        if rounding and (decimal.Decimal(near) - value) * rounding < 0:
+        exact = decimal.Decimal(near)  # the double's own value: compared exactly, at any precision
+        if (rounding < 0 and exact > value) or (rounding > 0 and exact < value):
             near = math.nextafter(near, math.inf * rounding)
         return near
     return value

@@ -12,7 +12,13 @@ pytestmark = pytest.mark.integration
 
 UTC = dt.UTC
 # Each DAG and the task whose runs may not overlap: the one that writes.
-WRITERS = {"rebuild_derived": "rebuild_interval", "verify_agreement": "verify"}
+WRITERS = {"rebuild_derived": "rebuild_interval", "verify_agreement": "verify", "lake_maintenance": "optimize"}
+# A backfill's range holding a slot of each DAG: daily 00:00 and 06:00, and Sundays 03:00 (2026-11-08).
+BACKFILLED = {
+    "rebuild_derived": (dt.datetime(2026, 11, 2, tzinfo=UTC), dt.datetime(2026, 11, 2, 12, tzinfo=UTC)),
+    "verify_agreement": (dt.datetime(2026, 11, 2, tzinfo=UTC), dt.datetime(2026, 11, 2, 12, tzinfo=UTC)),
+    "lake_maintenance": (dt.datetime(2026, 11, 8, tzinfo=UTC), dt.datetime(2026, 11, 8, 12, tzinfo=UTC)),
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +53,8 @@ def manual_and_backfill_runs(dag_id: str, session):
 
     backfill = _create_backfill(
         dag_id=dag_id,
-        from_date=dt.datetime(2026, 11, 2, tzinfo=UTC),
-        to_date=dt.datetime(2026, 11, 2, 12, tzinfo=UTC),  # a slot of each (00:00, 06:00)
+        from_date=BACKFILLED[dag_id][0],
+        to_date=BACKFILLED[dag_id][1],
         max_active_runs=1,
         reverse=False,
         dag_run_conf=None,

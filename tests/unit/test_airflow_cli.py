@@ -79,3 +79,4 @@ def test_the_docs_scanner_finds_bare_and_wrapped_commands():
     assert bare_commands(text) == [".venv/bin/airflow backfill"]
     assert airflow_commands(text) == [["dags", "list"]]
     assert bare_commands("make airflow-status; the airflow dags folder") == ["airflow dags"]
+    assert airflow_commands('make airflow-cli ARGS="..." or make airflow-cli ARGS="<command>"') == []

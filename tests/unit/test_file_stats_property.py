@@ -8,6 +8,7 @@ delta-rs's own (`write_deltalake` of the same rows)."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import glob
 import json
 import tempfile
@@ -24,6 +25,7 @@ from eo.runtime.data_files import STRING_STATS, file_stats
 pytestmark = pytest.mark.unit
 
 UTC = dt.UTC
+WIDE = decimal.Context(prec=60)
 MOMENTS = st.datetimes(min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(2200, 1, 1))
 TEXTS = st.one_of(
     st.text(max_size=40),
@@ -46,7 +48,8 @@ def tables(draw) -> tuple[pa.Table, int]:
     table = pa.table(
         {
             "amount": pa.array(
-                column(st.integers(-bound, bound).map(lambda i: Decimal(i).scaleb(-scale))),
+                # scaleb at a precision that holds 38 digits (the default context rounds at 28)
+                column(st.integers(-bound, bound).map(lambda i: Decimal(i).scaleb(-scale, context=WIDE))),
                 pa.decimal128(precision, scale),
             ),
             "at": pa.array(column(MOMENTS.map(lambda m: m.replace(tzinfo=UTC))), pa.timestamp("us", tz="UTC")),
