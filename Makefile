@@ -122,11 +122,11 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
 
-# Two workers (pytest-xdist), a test file each at a time in the order collected (slow files first):
-# many tests wait on servers and subprocesses, so two share the machine's two cores (docs/testing.md).
+# Two workers (pytest-xdist), a test file each at a time: many tests wait on servers and
+# subprocesses, so two share the machine's two cores (docs/testing.md).
 TEST_WORKERS ?= 2
 test: setup checkov-venv mwaa-venv terraform-tool ## the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees (~10 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)

@@ -35,18 +35,13 @@ TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092")) + 10 * WORK
 
 def pytest_collection_modifyitems(config, items):
     """The bench's plumbing (~15 min) runs only when asked for by name (`-m bench`, make
-    bench-check): lab code, and performance lives in make bench, not in the suite.
-
-    The files holding a slow test come first, each file's tests together and in their order: make
-    test's two workers (pytest-xdist, a file each at a time) start on the longest work, and
-    neither is left alone with a five-minute test at the end."""
-    if "bench" not in (config.option.markexpr or ""):
-        bench = [item for item in items if item.get_closest_marker("bench") is not None]
-        if bench:
-            config.hook.pytest_deselected(items=bench)
-            items[:] = [item for item in items if item.get_closest_marker("bench") is None]
-    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: each file's order is kept
+    bench-check): lab code, and performance lives in make bench, not in the suite."""
+    if "bench" in (config.option.markexpr or ""):
+        return
+    bench = [item for item in items if item.get_closest_marker("bench") is not None]
+    if bench:
+        config.hook.pytest_deselected(items=bench)
+        items[:] = [item for item in items if item.get_closest_marker("bench") is None]
 
 
 # The shared session and its conf as the `spark` fixture built it (set while the session is up).
