@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import secrets
 import subprocess
 import sys
@@ -40,6 +39,8 @@ from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT
 from infra import process, service
+from infra.airflow_config import config_file, where
+from infra.airflow_tasks import describe_task, lost_tasks, tasks_in
 from infra.postgres import Postgres
 from infra.status import Status
 
@@ -51,16 +52,6 @@ WATCH_EVERY_S = 5.0
 USER = "admin"
 # In the environment of every process this Airflow starts (and of what they start): its home.
 MARK = "EO_AIRFLOW_INSTANCE"
-# How Airflow names the processes of a task: the LocalExecutor's worker supervising it ("airflow
-# worker -- LocalExecutor: <id>") and the task's own process ("airflow worker -- <id>"), by the task
-# instance's id; the supervisor writes the task's log, <logs>/dag_id=../run_id=../task_id=../attempt=N.log.
-TASK_TITLE = re.compile(
-    r"^airflow worker -- (?:LocalExecutor[^:]*: )?(?P<id>[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})"
-)
-TASK_LOG = re.compile(
-    r"/dag_id=(?P<dag_id>[^/]+)/run_id=(?P<run_id>[^/]+)/task_id=(?P<task_id>[^/]+)/"
-    r"(?:map_index=(?P<map_index>\d+)/)?attempt=(?P<try_number>\d+)\.log$"
-)
 
 
 def outside_airflow(environ: dict[str, str]) -> dict[str, str]:
@@ -68,65 +59,6 @@ def outside_airflow(environ: dict[str, str]) -> dict[str, str]:
     a task's AIRFLOW_CTX_*, its private _AIRFLOW_* and __AIRFLOW_*) and MARK. A process started
     with it is none of Airflow's: `stop` leaves it running."""
     return {k: v for k, v in environ.items() if not k.lstrip("_").startswith("AIRFLOW") and k != MARK}
-
-
-def task_of(title: str, files: list[str]) -> dict | None:
-    """The task instance a process runs, from its title (the task instance's id) and, when it is
-    the worker writing the task's log, that log (DAG, run, task and try); None for another process."""
-    match = TASK_TITLE.match(title)
-    if not match:
-        return None
-    task: dict = {"id": match["id"]}
-    for path in files:
-        if logged := TASK_LOG.search(path):
-            task.update({k: v for k, v in logged.groupdict().items() if v is not None}, log=path)
-            task["try_number"] = int(task["try_number"])
-            if "map_index" in task:
-                task["map_index"] = int(task["map_index"])
-            break
-    return task
-
-
-def describe_task(task: dict) -> str:
-    """One task instance in a line: `dag.task[map index] (run ..., try N, ran for ...)`."""
-    if "task_id" not in task:
-        return f"task instance {task['id']}"
-    index = f"[{task['map_index']}]" if "map_index" in task else ""
-    ran = f", ran {_duration(task['ran_seconds'])}" if task.get("ran_seconds") is not None else ""
-    return f"{task['dag_id']}.{task['task_id']}{index} (run {task['run_id']}, try {task['try_number']}{ran})"
-
-
-def _duration(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min {int(seconds % 60)} s"
-
-
-def lost_tasks(restarts: list[dict]) -> list[dict]:
-    """The tasks each restart took with it, oldest first, each with the restart's component and time."""
-    return [{**task, "component": r["component"], "at": r["at"]} for r in restarts for task in r.get("tasks", [])]
-
-
-def config_file(env: dict[str, str]) -> str:
-    """airflow.cfg holding every `AIRFLOW__<SECTION>__<KEY>` of `env` (what this project's Airflow
-    runs with), section by section: Airflow's defaults for the rest."""
-    sections: dict[str, dict[str, str]] = {}
-    for name, value in sorted(env.items()):
-        parts = name.split("__")
-        if len(parts) == 3 and parts[0] == "AIRFLOW" and parts[1] and parts[2]:
-            sections.setdefault(parts[1].lower(), {})[parts[2].lower()] = value.replace("%", "%%")
-    lines = ["# Written by infra/airflow.py from the settings every Airflow process of this project gets;", ""]
-    for section, values in sections.items():
-        lines += [f"[{section}]", *(f"{key} = {value}" for key, value in values.items()), ""]
-    return "\n".join(lines)
-
-
-def where(db_url: str) -> str:
-    """A metadata database's place in words, without its password."""
-    if db_url.startswith("sqlite"):
-        return f"SQLite at {db_url.split(':///', 1)[-1]} (testing only)"
-    parsed = urllib.parse.urlsplit(db_url)
-    kind = "PostgreSQL" if parsed.scheme.startswith("postgresql") else parsed.scheme
-    return f"{kind} at {parsed.hostname}:{parsed.port or 5432}{parsed.path}"
 
 
 @dataclass(frozen=True)
@@ -277,27 +209,7 @@ class AirflowService:
         binary = str(Path(sys.executable).parent / "airflow")
         return process.spawn([binary, component], self.home / f"{component}.log", self.pid_file(component), env=env)
 
-    @staticmethod
-    def tasks_in(members: list[int]) -> tuple[list[dict], set[int]]:
-        """The task instances the LocalExecutor's workers among `members` (a scheduler's process
-        group) run, and every process of those tasks: the workers, and each task's own process with
-        its process group (Airflow gives it one of its own: its Spark job is there). Found by their
-        titles: a retitled process's environment no longer shows Airflow's mark."""
-        tasks: dict[str, dict] = {}
-        for member in members:
-            if task := task_of(process.title(member), process.open_files(member)):
-                tasks.setdefault(task["id"], {}).update(task)
-        processes, now = set(), time.time()
-        for pid, match in process.titled(TASK_TITLE).items():
-            if match["id"] not in tasks:
-                continue
-            processes |= {pid, *process.group(pid)}
-            began = process.started(pid)
-            if "LocalExecutor" not in match.group(0) and began is not None:  # the task's own process
-                task = tasks[match["id"]]
-                task["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began))
-                task["ran_seconds"] = round(now - began, 1)
-        return sorted(tasks.values(), key=lambda t: t.get("started_at", "")), processes
+    tasks_in = staticmethod(tasks_in)
 
     def taken_with(self, component: str) -> tuple[list[dict], list[int]]:
         """What a dead component leaves behind: the task instances its processes were running (the

@@ -298,7 +298,7 @@ class Lab:
                 "zombie_rows_after_resume": zombie_rows,
                 "recovery_seconds": recovery,
             }
-            row["passed"] = promised(guarantee, row, verdict["passed"], len(self.zombie_checks))
+            row["passed"] = lab_report.promised(guarantee, row, verdict["passed"], len(self.zombie_checks))
             rows[guarantee] = row
         weaker_visible = rows["at-least-once"]["postgres_duplicated"] > 0 and rows["at-most-once"]["postgres_lost"] > 0
         return {
@@ -340,17 +340,6 @@ class Lab:
 def epochs_of(instance: Instance) -> dict[str, int]:
     """The epochs an instance took per query, from the line it logs at start."""
     return {q: int(e) for q, e in re.findall(r"(events) epoch (\d+)", instance.log.read_text(errors="replace"))}
-
-
-def promised(guarantee: str, row: dict, verified: bool, zombies: int) -> bool:
-    pipeline_exact = verified and row["lost"] == 0 and row["duplicated"] == 0
-    fenced = row["zombie_commits_refused"] == zombies and row["zombie_rows_after_resume"] == 0
-    if guarantee == "exactly-once":
-        sink_exact = row["postgres_lost"] == row["postgres_duplicated"] == row["gold_mismatched_rows"] == 0
-        return pipeline_exact and fenced and sink_exact
-    if guarantee == "at-least-once":
-        return pipeline_exact and fenced and row["postgres_lost"] == 0
-    return pipeline_exact and fenced and row["postgres_duplicated"] == 0
 
 
 def main(argv: list[str] | None = None) -> int:

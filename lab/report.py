@@ -143,3 +143,17 @@ def point_latest(root: Path, folder: Path) -> None:
     if latest.is_symlink() or latest.exists():
         latest.unlink()
     latest.symlink_to(folder.name)
+
+
+def promised(guarantee: str, row: dict, verified: bool, zombies: int) -> bool:
+    """Whether a guarantee's row of the report kept its promise: the pipeline exact and the zombie
+    fenced always; the sink exact (exactly-once), losing nothing (at-least-once) or doubling
+    nothing (at-most-once)."""
+    pipeline_exact = verified and row["lost"] == 0 and row["duplicated"] == 0
+    fenced = row["zombie_commits_refused"] == zombies and row["zombie_rows_after_resume"] == 0
+    if guarantee == "exactly-once":
+        sink_exact = row["postgres_lost"] == row["postgres_duplicated"] == row["gold_mismatched_rows"] == 0
+        return pipeline_exact and fenced and sink_exact
+    if guarantee == "at-least-once":
+        return pipeline_exact and fenced and row["postgres_lost"] == 0
+    return pipeline_exact and fenced and row["postgres_duplicated"] == 0

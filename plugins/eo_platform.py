@@ -88,7 +88,7 @@ def restarts_page(restarts: list[dict]) -> str:
     component took with it (infra/airflow.py `taken_with`): Airflow runs those again from the start."""
     from html import escape
 
-    from infra.airflow import describe_task
+    from infra.airflow_tasks import describe_task
 
     def tasks(restart: dict) -> str:
         taken = restart.get("tasks") or []

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from infra import airflow, process
+from infra import airflow, airflow_tasks, process
 
 pytestmark = pytest.mark.unit
 
@@ -61,7 +61,7 @@ def test_a_task_is_named_from_airflows_titles_and_the_log_its_worker_writes():
 
     worker = f"{_get_executor_process_title_prefix(None)} {TI}"  # LocalExecutor's, for the task's supervisor
     log = airflow_log("/h", "rebuild_derived", "backfill__2026-11-21T00:00:00+00:00", "rebuild", 2)
-    assert airflow.task_of(worker, ["/dev/null", "/h/scheduler.log", log]) == {
+    assert airflow_tasks.task_of(worker, ["/dev/null", "/h/scheduler.log", log]) == {
         "id": TI,
         "dag_id": "rebuild_derived",
         "run_id": "backfill__2026-11-21T00:00:00+00:00",
@@ -70,15 +70,15 @@ def test_a_task_is_named_from_airflows_titles_and_the_log_its_worker_writes():
         "log": log,
     }
     mapped = airflow_log("/h", "d", "manual__x", "t", 1, map_index=3)
-    assert airflow.task_of(worker, [mapped])["map_index"] == 3
-    assert airflow.task_of(f"airflow worker -- {TI}", []) == {"id": TI}  # the task's own process
+    assert airflow_tasks.task_of(worker, [mapped])["map_index"] == 3
+    assert airflow_tasks.task_of(f"airflow worker -- {TI}", []) == {"id": TI}  # the task's own process
     for other in (
         f"{_get_executor_process_title_prefix(None)} <idle>",
         "airflow scheduler",
         "airflow serve-logs",
         "/venv/bin/python /venv/bin/airflow scheduler",
     ):
-        assert airflow.task_of(other, [log]) is None
+        assert airflow_tasks.task_of(other, [log]) is None
 
 
 def test_airflow_status_says_which_tasks_a_restart_took_with_it(tmp_path, monkeypatch):
