@@ -95,10 +95,9 @@ class EmrStreamService:
 
     def live_states(self) -> dict[str, str]:
         """The stream's job runs that have not ended: id -> state."""
-        from eo.cloud.emr_serverless import LIVE
+        from eo.cloud.emr_serverless import live_runs
 
-        pages = self.client.get_paginator("list_job_runs").paginate(applicationId=self.application, states=list(LIVE))
-        return {run["id"]: run["state"] for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME}
+        return {run["id"]: run["state"] for run in live_runs(self.client, self.application, self.NAME)}
 
     def live_runs(self) -> list[str]:
         return list(self.live_states())
@@ -136,10 +135,9 @@ class EmrStreamService:
     def started_at(self) -> float | None:
         """When the live run began running (its current attempt's start, where EMR says); a run not
         running yet (submitted, scheduled) is starting now. None when no run is live."""
-        from eo.cloud.emr_serverless import LIVE
+        from eo.cloud.emr_serverless import live_runs
 
-        pages = self.client.get_paginator("list_job_runs").paginate(applicationId=self.application, states=list(LIVE))
-        runs = [run for page in pages for run in page["jobRuns"] if run.get("name") == self.NAME]
+        runs = live_runs(self.client, self.application, self.NAME)
         if not runs:
             return None
         if any(run["state"] != "RUNNING" for run in runs):

@@ -260,10 +260,15 @@ def _wait(client, application: str, run_id: str, poll_seconds: float, timeout: f
         time.sleep(poll_seconds)
 
 
+def live_runs(client, application: str, name: str) -> list[dict]:
+    """The job runs called `name` that have not ended (each as ListJobRuns gives it)."""
+    pages = client.get_paginator("list_job_runs").paginate(applicationId=application, states=list(LIVE))
+    return [run for page in pages for run in page["jobRuns"] if run.get("name") == name]
+
+
 def cancel_live(client, application: str, name: str, log: Callable[[str], None] = print) -> list[str]:
     """Cancel every live run called `name` (what an earlier try of a task left running); their ids."""
-    pages = client.get_paginator("list_job_runs").paginate(applicationId=application, states=list(LIVE))
-    earlier = [r["id"] for page in pages for r in page["jobRuns"] if r.get("name") == name]
+    earlier = [run["id"] for run in live_runs(client, application, name)]
     for run_id in earlier:
         client.cancel_job_run(applicationId=application, jobRunId=run_id)
         log(f"cancelled job run {run_id} ({name}): an earlier try of this task left it running")
