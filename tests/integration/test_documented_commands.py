@@ -2,7 +2,7 @@
 `python -m` module exists and its `--help` (after the same verb or table) names every option the
 docs use; each `make` target and variable is the Makefile's. The Airflow commands run for real
 against a real Airflow in tests/e2e/test_airflow_ui.py; the docs' journal of experiments
-(docs/hot-path.md) is history, not instructions, and is left out."""
+(docs/history/, outside the documented files) is history, not instructions, and is left out."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tests.documented import documented_files, python_module_command, shell_comm
 
 pytestmark = pytest.mark.integration
 
-INSTRUCTIONS = [p for p in documented_files() if p.suffix == ".md" and p.name != "hot-path.md"]
+INSTRUCTIONS = [p for p in documented_files() if p.suffix == ".md"]
 COMMANDS = sorted({c for p in INSTRUCTIONS for c in shell_commands(p.read_text())})
 MODULES = sorted(
     {
