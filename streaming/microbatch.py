@@ -141,9 +141,8 @@ class MicroBatch:
         return sorted(t.name for t in written if not commits.should_commit(self.tables[t.name], txn))
 
     def txn(self, batch_id: int) -> Txn:
-        """Without a fence (tests, tools) epoch 0: replays are still skipped."""
-        epoch = self.fence.epoch
-        return Txn(self.app_id, epoch, batch_id + 1)
+        """The batch's commits, each made only while this instance's epoch holds the lease."""
+        return Txn(self.app_id, self.fence.epoch, batch_id + 1, fence=self.fence.check)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self.fence.check()

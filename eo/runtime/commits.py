@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import pyarrow as pa
@@ -44,11 +44,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Txn:
-    """Who commits what: the job's app id on the table, its epoch, and the batch's position."""
+    """Who commits what: the job's app id on the table, its epoch, and the batch's position.
+
+    `fence` (the lease's `Fence.check`) runs right before every commit made with this Txn
+    (`commit_properties`): a newer epoch under another app id is seen there, as after a reset
+    of a lost checkpoint, whose claim cannot name the app id a zombie of the old stream commits with."""
 
     app_id: str
     epoch: int
     position: int
+    fence: Callable[[], None] | None = field(default=None, compare=False, repr=False)
 
     @property
     def version(self) -> int:
@@ -105,7 +110,12 @@ class Table:
 
 
 def commit_properties(txn: Txn):
+    """The transaction id and history notes a commit carries; checks the lease first (`Txn.fence`),
+    so no commit of a superseded epoch is made with them."""
     from deltalake import CommitProperties, Transaction
+
+    if txn.fence is not None:
+        txn.fence()
 
     return CommitProperties(
         app_transactions=[Transaction(app_id=txn.app_id, version=txn.version)],

@@ -8,6 +8,8 @@ checkpoints (one machine). Commits are fenced two ways:
 - Delta: commits carry a transaction id (app id = job, version = epoch << 40 | position); the new
   instance first claims every table it writes with its epoch. A writer refuses to commit when a
   newer epoch holds the table, and a commit that raced the claim fails (eo/runtime/commits.py).
+- The lease itself, right before every commit of the stream (`Txn.fence`): a newer epoch taken
+  under another app id (a reset of a lost checkpoint cannot claim the old one) is seen there.
 
 The lease also says whether the stream holds it right now: the stream records itself as holder
 when it takes its epoch and renews an expiry on a heartbeat. Commands that must not run beside
