@@ -48,12 +48,14 @@ from streaming.parts import OUT_DDL
 # The Kafka consumer of every read of the topic, stream and batch alike.
 CONSUMER_OPTIONS = {
     # A task's consumer seeks to its batch's offsets while a fetch of the previous task may still
-    # wait at the broker for new data (500 ms by default): each Kafka task of a small batch paid
-    # it, 2 s of a 2.5 s job for 1,000 records. The job never waits for data inside a task.
+    # wait at the broker for new data (500 ms by default): each Kafka task of a small batch waited
+    # it out, most of the job for 1,000 records (docs/history/hot-path-journal.md). The job never
+    # waits for data inside a task.
     "kafka.fetch.max.wait.ms": "10",
     # A task reads its whole range in one go: at Kafka's defaults (500 records a poll, 1 MB a
     # partition's fetch) each poll handed over a few hundred records, and reading 1M records
-    # alone took 3.2-3.5 s on 2 cores, 2.4-2.7 s with these (docs/hot-path.md, "The Kafka read").
+    # alone took about a third longer than with these (docs/history/hot-path-journal.md,
+    # "The Kafka read").
     "kafka.max.poll.records": "10000",
     "kafka.max.partition.fetch.bytes": str(8 << 20),
 }
@@ -124,7 +126,8 @@ def seed_records(spark: SparkSession, settings: Settings, whole: bool) -> DataFr
     version, as the run that reads a seed into the state does (streaming/run.py `_seeding`); else
     only what is added from now on. The option counts on a new checkpoint alone (one that has
     offsets keeps its own): there the seed has nothing to read, and taking its snapshot first
-    cost the pipeline phase 1.3-2.2 s before its first batch (docs/hot-path.md)."""
+    cost the pipeline phase four small Spark jobs before its first batch
+    (docs/history/hot-path-journal.md)."""
     reader = spark.readStream.format("delta")
     if not whole:
         reader = reader.option("startingVersion", "latest")
@@ -149,7 +152,8 @@ def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
 
 # The columns each kind of row needs downstream; the others are nulled before the first state
 # (a refused record carries no event's fields, an event not its raw text): each state shuffles its
-# rows, and a slim row ships fewer bytes (docs/hot-path.md: 8 MB less a 500k batch, no time saved).
+# rows, and a slim row ships fewer bytes (docs/history/hot-path-journal.md: 8 MB less a 500k
+# batch, no time saved).
 KIND_COLUMNS = {
     "Q": QUARANTINE.columns,
     "E": [*SILVER.columns, "window_start"],

@@ -5,17 +5,17 @@ Spark starts a Python worker when a task first needs one (a daemon process, then
 for each concurrent task, which imports what the task's function needs), and ends a worker that
 has been idle for a minute (PythonWorkerFactory's IDLE_WORKER_TIMEOUT_NS, not a setting). A
 standby that had waited more than a minute since its rehearsal paid that in its first batch's last
-stage: its first tasks 0.74 and 1.01 s, against 0.21-0.26 s with the workers kept (make bench,
-recovery, two runs each).
+stage: its first tasks took several times as long as with the workers kept (make bench, recovery,
+two runs each; docs/history/hot-path-journal.md, "Recovery").
 
-A cold start pays it too (first tasks 1.3-1.7 s). Starting the workers on a thread while the
-driver prepared cut its first batch from 7.4-7.8 s to 5.6 s, but the start-up before it grew by
-as much on 2 cores (the kill to the first commit: 18.2 and 18.4 s before, 18.0 and 18.6 s with it),
-so it was left out.
+A cold start pays it too. Starting the workers on a thread while the driver prepared shortened its
+first batch, but the start-up before it grew by as much on 2 cores (the kill to the first commit did
+not move), so it was left out (docs/history/hot-path-journal.md).
 
 The running job idles too: the first batch after a lull of more than a minute paid the same
-(make bench, recovery: after the standby's 75 s wait, that batch's first two writer tasks ran
-0.9 and 1.1 s, 40 ms of it on the CPU; 0.1-0.2 s otherwise). `QuietWatch` tells when it is quiet.
+(make bench, recovery: after the standby's wait, that batch's first two writer tasks mostly waited
+for their workers; docs/history/hot-path-journal.md, "Recovery"). `QuietWatch` tells when it is
+quiet.
 """
 
 from __future__ import annotations

@@ -47,8 +47,9 @@ def bootstrap_offsets(spark: SparkSession, settings: Settings, partitions: list[
 
 @dataclass(frozen=True)
 class Planned:
-    """The query's plan, built before it starts (a standby builds it while it waits: ~0.5 s less
-    after a takeover), with what it rests on: used only if that is unchanged at the start."""
+    """The query's plan, built before it starts (a standby builds it while it waits, so a takeover
+    starts its query sooner: docs/history/hot-path-journal.md, "Recovery"), with what it rests on:
+    used only if that is unchanged at the start."""
 
     frame: DataFrame
     source: Source

@@ -67,8 +67,9 @@ def by_owner(rows: pa.Table, partitions: int, column: str = "user_id") -> Iterat
 
 
 # The writers' metric sums go to the owners by campaign, so that each owner adds up the sums of
-# its campaigns' keys: sent to one task, every writer's sums met there (owner 0 took 1.25-1.35 s
-# a warm batch against 0.8-1.0 s for the others, and its share grows with the writers).
+# its campaigns' keys: sent to one task, every writer's sums met there (owner 0 took longer than
+# the others in a warm batch, and its share grows with the writers; docs/history/hot-path-journal.md,
+# "The Kafka read").
 METRICS_OWNED_BY = "campaign_id"
 
 
@@ -149,8 +150,9 @@ def _keys_stay_encoded(kept: list[pa.Table], merged: pa.Table) -> bool:
     (`near_stored`). Parquet's writer hashes every key it gets as text and none it gets as indices
     into one dictionary, but making that dictionary hashes the merged sessions' keys and each kept
     file's dictionary. Long sessions that few events reach keep millions of keys over thousands of
-    distinct ones (lab.bench.owner_merge at 400 keys: 0.88 s against 1.15 s); short ones, mostly
-    replaced, keep few (a pipeline-shaped owner: 0.45 s against 0.39 s)."""
+    distinct ones, where the indices pay (lab.bench.owner_merge at 400 keys); short ones, mostly
+    replaced, keep few, where they cost (its pipeline-shaped owner;
+    docs/history/hot-path-journal.md)."""
     chunks = [chunk for rows in kept for chunk in rows[KEYS_COLUMN].chunks]
     kept_keys = sum(len(chunk.values) for chunk in chunks)
     dictionaries = sum(len(chunk.values.dictionary) for chunk in chunks)

@@ -1,8 +1,9 @@
 """A warm standby: a second driver that pays its start-up in advance and takes over the moment
 the active one dies.
 
-A restarted driver spends ~15-20 s before its first batch on this machine (make bench,
-recovery): JVM and Spark session, then a first batch in a cold JVM. A standby does that work
+A restarted driver spends many seconds before its first batch (make bench, recovery;
+docs/hot-path.md, "Current figures"): JVM and Spark session, then a first batch in a cold JVM. A
+standby does that work
 ahead of time (it rehearses the query: `rehearse` below), keeps it done while it waits (Spark
 ends Python workers idle for a minute), and watches an OS lock that the active instance holds for
 its whole life. When the active process dies (crash, OOM, SIGKILL),
@@ -93,15 +94,15 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     """Run the query's own plan once, over the newest records, on a scratch checkpoint, its tasks
     writing their files into a scratch folder: a standby that takes over then finds Spark's
     generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
-    a cold JVM cost ~4 s more than a warm one). The sessions' owners run too: they read the real
-    user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
+    a cold JVM costs seconds more than in a warm one). The sessions' owners run too: they read the
+    real user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
     sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
 
     It reads in two batches, then replays the second from the scratch checkpoint in a new run, as a
     takeover replays the batch the dead instance was in: the engine state loads from the snapshots
-    and change logs written. A takeover's first loads of state 1 took 0.7-1.1 s for its first two
-    stores and 0.2-0.3 s for the other two without it, 0.5-0.7 s and 0.1 s with it (make bench,
-    recovery, docs/hot-path.md "Recovery")."""
+    and change logs written. Without it, a takeover's first two loads of state 1 took several times
+    as long as the other two; with it, less (make bench, recovery; docs/history/hot-path-journal.md,
+    "Recovery")."""
     ends = end_offsets(settings)
     start = {settings.topic: {str(p): max(0, end - REHEARSAL_RECORDS) for p, end in ends.items()}}
     total = sum(end - offset for end, offset in zip(ends.values(), start[settings.topic].values(), strict=True))

@@ -151,7 +151,8 @@ def keys_dictionary_schema(schema: pa.Schema) -> pa.Schema:
 def _keys_as_dictionary(fragment: ds.ParquetFileFragment, schema: pa.Schema) -> pa.Table:
     """An owner's own file whole, its metric keys read as Parquet's dictionary (indices, not
     strings): the owner rewrites most of the file as it is, and reading a day's keys as strings
-    took 0.67 s of its 1.48 s (lab.bench.owner_merge at 400 keys), as indices 0.10 s."""
+    took nearly half of its merge, as indices a small part of that (lab.bench.owner_merge at 400
+    keys; docs/history/hot-path-journal.md)."""
     read_keys_as_indices = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=[KEYS_LEAF]))
     whole = read_keys_as_indices.make_fragment(
         fragment.path, fragment.filesystem, partition_expression=fragment.partition_expression

@@ -140,7 +140,8 @@ CAMPAIGN_MINUTE_METRICS = TableDef(
 # user_sessions' `metric_keys`: the campaign_minute_metrics keys the session's events count its user
 # in, each as "campaign|type|minute" (eo/core/transforms/sessions.py `metric_key_texts`), sorted.
 # The stream counts a user in a minute's distinct users only if no stored session of the user
-# holds that key (docs/hot-path.md, "Distinct users counted against the sessions").
+# holds that key (docs/hot-path.md; docs/history/hot-path-journal.md, "Distinct users counted
+# against the sessions").
 USER_SESSIONS = TableDef(
     name="user_sessions",
     ddl=(

@@ -3,9 +3,9 @@
 A Spark driver loads tens of thousands of classes before its first job; with this archive mapped,
 they come ready-parsed from one file. On 2 cores, a cold `batch.verify` of one day
 (`python -m eo.runtime.submit batch/verify.py --interval ...`, runs alternated) started its session
-in 2.0–2.4 s with it against 4.5–4.9 s without; the whole job took 49.8 and 53.0 s against 56.2
-and 53.4 s with this archive, and 50.6 and 54.1 s against 62.5 and 64.1 s with one built from a
-verify run itself. It changes no compiled code, so a long job's speed is the same.
+in about half the time with it, and the whole job ended sooner, with this archive and with one
+built from a verify run itself (the figures: docs/history/hot-path-journal.md). It changes no
+compiled code, so a long job's speed is the same.
 
 `make setup` builds it (`python -m eo.runtime.class_archive`): a small job on every kind of work
 the jobs do (Delta reads, writes and merges, SQL, Arrow), run once with the JVM told to archive

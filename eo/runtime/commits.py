@@ -17,8 +17,9 @@ the position its predecessor reached (`claim`): from then on no older instance c
 the batches the predecessor committed are still recognised as done.
 
 Why delta-rs and not Spark for these commits: on this project's 2-core machines a Spark MERGE
-costs 1.4-2 s and a Spark append with a transaction id ~0.9 s (Delta reconstructs the table's
-state to read the id), whatever the data; delta-rs does either in 5-30 ms (docs/hot-path.md).
+takes seconds and a Spark append with a transaction id most of a second (Delta reconstructs the
+table's state to read the id), whatever the data; delta-rs does either in milliseconds
+(docs/hot-path.md, "Current figures").
 
 One commit protocol for every writer of a live table: the stream, the maintenance that runs beside
 it (OPTIMIZE, VACUUM: batch/maintenance.py) and the rebuild into main and the reset

@@ -77,7 +77,7 @@ def _with_statistics(schema: pa.Schema) -> list[str]:
 
 
 # A list's items (a session's metric keys) repeat across rows, and the distinct ones of a day's file
-# outgrow Parquet's 1 MB dictionary (~300 keys a minute: after ~90 minutes); past it the writer
+# outgrow Parquet's 1 MB dictionary (within hours on the bench's load); past it the writer
 # stores every item as plain text: 3.5x the bytes at 400 keys a session (lab.bench.owner_merge).
 LIST_DICTIONARY_BYTES = 16 << 20
 
@@ -101,9 +101,9 @@ def _write_parquet(rows: pa.Table, path: str, filesystem, collected: list) -> No
         pq.write_table(rows, path, **options)
         return
     # Values already dictionary-encoded (an owner's session keys, read as indices): from one
-    # dictionary, Parquet's writer stores the indices without hashing each value again (0.14 s
-    # against 0.30 s for 10M keys). The file keeps no Arrow schema, which would make readers see
-    # dictionaries where the table has strings; its notes are kept.
+    # dictionary, Parquet's writer stores the indices without hashing each value again (about half
+    # the time for 10M keys, docs/history/hot-path-journal.md). The file keeps no Arrow schema,
+    # which would make readers see dictionaries where the table has strings; its notes are kept.
     for name in coded:
         rows = rows.set_column(rows.schema.get_field_index(name), name, _in_use(rows[name].combine_chunks()))
     with pq.ParquetWriter(path, rows.schema, store_schema=False, **options) as writer:

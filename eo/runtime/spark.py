@@ -30,13 +30,13 @@ BASE_CONF: dict[str, str] = {
     # (delta-io/delta#5028): the retention lake_maintenance checked against the streams' lag
     # would not be the one applied.
     "spark.databricks.delta.vacuum.retentionWindowIgnore.enabled": "false",
-    # VACUUM lists a table in this many tasks (Spark's default: 10,000): 65 s for a tiny table
-    # on 2 cores, 13 s with 4, like the shuffles above.
+    # VACUUM lists a table in this many tasks (Spark's default, 10,000, is five times slower for a
+    # tiny table on 2 cores: docs/history/hot-path-journal.md), like the shuffles above.
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
     # Merges write few, larger files instead of one per shuffle partition.
     "spark.databricks.delta.merge.repartitionBeforeWrite.enabled": "true",
     # Batches are persisted to be read twice, once: compressing the cache doubled the cost of
-    # parsing a batch (make bench, 2M records: 8.3 s parse, 16.8 s compressed, 8.6 s not).
+    # parsing a batch (make bench, 2M records: docs/history/hot-path-journal.md).
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
     "spark.sql.streaming.stateStore.providerClass": (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -44,16 +44,16 @@ BASE_CONF: dict[str, str] = {
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
     # An instance that takes over loads the newest uploaded snapshot and replays the changelogs
     # after it. A snapshot at every version (not every 10th), uploaded by the maintenance task
-    # every 5 s (not 60): after a catch-up of 500k-record batches, replaying five changelogs cost
-    # 12 s of a 6,000-record first batch (docs/hot-path.md, "Recovery").
+    # every 5 s (not 60). After a catch-up of 500k-record batches, replaying five changelogs took
+    # most of a 6,000-record first batch (docs/history/hot-path-journal.md, "Recovery").
     "spark.sql.streaming.stateStore.minDeltasForSnapshot": "1",
     "spark.sql.streaming.stateStore.maintenanceInterval": "5s",
     # Counting the state's rows costs a lookup before every write; the dedup states do not need it.
     "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "false",
     # An idle query asks Kafka for new records every 10 ms by default: it then often plans a burst
     # when only the first of its partitions has it in the log, and the rest waits for the next
-    # micro-batch, a second batch's time. Asking every 100 ms costs an idle query ~50 ms on its first
-    # batch and nothing under load (docs/hot-path.md, "Bursts read as one batch").
+    # micro-batch, a second batch's time. Asking every 100 ms delays an idle query's first batch a
+    # little, and nothing under load (docs/history/hot-path-journal.md, "Bursts read as one batch").
     "spark.sql.streaming.pollingDelay": "100ms",
     "spark.ui.showConsoleProgress": "false",
     # Every server this project starts listens on loopback only.

@@ -52,7 +52,8 @@ INTERVALS = pa.schema(
 
 def metric_key_texts(events: pa.Table) -> pa.ChunkedArray:
     """Each event's campaign_minute_metrics key as one string: "campaign|type|minute"."""
-    # A batch's events fall in few minutes: each is formatted once (strftime per event was 1 µs).
+    # A batch's events fall in few minutes: each is formatted once, not per event
+    # (docs/history/hot-path-journal.md).
     minutes = pc.dictionary_encode(_flat(window_start(events["event_time"].cast(TIME))))
     minute = pc.strftime(minutes.dictionary, format=MINUTE_TEXT).take(minutes.indices)
     return pc.binary_join_element_wise(events["campaign_id"], events["event_type"], minute, "|")
@@ -170,11 +171,12 @@ def _keys_by_session(sessions: np.ndarray, keys: pa.ListArray) -> pa.ListArray:
         return pa.ListArray.from_arrays(pa.array(np.zeros(count + 1, dtype=np.int32)), flat)
     # Keys as numbers ordered like the strings (few distinct keys, many copies), so the pairs are
     # made distinct and sorted as integers: a string group-by and sort over every stored key of a
-    # long session cost 3-4x more (cProfile, lab.bench.owner_merge at 150 keys: 0.28 s against 0.08 s).
+    # long session cost several times more (cProfile of lab.bench.owner_merge,
+    # docs/history/hot-path-journal.md).
     codes, dictionary = _ranked(flat)
     session = sessions[pc.list_parent_indices(keys).to_numpy()]
     pairs = np.sort(session * len(dictionary) + codes)
-    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]  # np.unique hashes first: 10x slower here
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]  # np.unique hashes first: slower here
     sizes = np.bincount(pairs // len(dictionary), minlength=count + 1)[1:]
     offsets = pa.array(np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32))
     return pa.ListArray.from_arrays(offsets, dictionary.take(pa.array(pairs % len(dictionary))))
