@@ -140,9 +140,10 @@ bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at
 test-unit: setup ## unit tests only: no server, no subprocess (~5 min)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)
 
-lint: venv ## ruff check and format check
+lint: venv ## ruff check and format check; no measured time in a comment or docstring (infra/lint_figures.py)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PYTHON) -m infra.lint_figures
 
 fmt: venv ## format and fix with ruff
 	$(VENV)/bin/ruff format .
