@@ -50,6 +50,8 @@ SPARK_KAFKA_GROUP_ACTIONS = frozenset({"kafka-cluster:DescribeGroup"})
 SPARK_KAFKA_GROUP_PREFIX = "spark-kafka-source-"  # Spark's default groupIdPrefix
 # The supervisor's lag check (eo.runtime.kafka_admin.end_offsets): partitions and end offsets are topic
 # metadata and ListOffsets (DescribeTopic), its consumer's group lookup DescribeGroup; it reads no record.
+# The stream's source-loss guard reads earliest offsets with the same consumer (group eo-offsets), as the
+# Spark role. Who does what, as which role: eo/cloud/iam_actions.py.
 MONITOR_KAFKA_TOPIC_ACTIONS = frozenset({"kafka-cluster:DescribeTopic"})
 MONITOR_KAFKA_GROUP_ACTIONS = frozenset({"kafka-cluster:DescribeGroup"})
 

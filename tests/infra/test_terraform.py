@@ -175,6 +175,11 @@ def test_kafka_access_is_exactly_what_the_stream_and_the_lag_check_do():
                 "action": "local.spark_kafka_group",
                 "resource": '["${var.kafka_group_arn_prefix}/${local.spark_group_prefix}*"]',
             },
+            # The stream's source-loss guard reads earliest offsets with the lag check's consumer.
+            "KafkaOffsetsGroup": {
+                "action": "local.monitor_kafka_group",
+                "resource": '["${var.kafka_group_arn_prefix}/${local.monitor_group}"]',
+            },
         },
         "airflow": {
             "KafkaConnect": {"action": "local.kafka_connect", "resource": "[var.kafka_cluster_arn]"},

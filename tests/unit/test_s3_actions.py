@@ -1,12 +1,14 @@
 """What the jobs' file operations do on S3 is what the Spark role allows: every S3 call of
 ObjectStoreFiles, each method exercised on moto's versioned bucket, maps to IAM actions that are
 all in the role's lists (eo/cloud/outputs.py, kept equal to terraform/modules/iam by
-tests/infra/test_terraform.py). moto enforces no IAM: this test is where a denial shows first."""
+tests/infra/test_terraform.py). The operations are recorded as moto serves them; the policies
+themselves are enforced by moto in tests/infra/test_iam_actions.py."""
 
 from __future__ import annotations
 
 import pytest
 
+from eo.cloud.iam_actions import operation_actions
 from eo.cloud.outputs import SPARK_S3_BUCKET_ACTIONS, SPARK_S3_OBJECT_ACTIONS
 from eo.cloud.s3 import ObjectStoreFiles
 from eo.runtime.storage import Files
@@ -17,25 +19,15 @@ BUCKET = "eo-lake"
 
 
 def actions_of(operation: str, params: dict) -> set[str]:
-    """The IAM actions an S3 API operation needs (the Service Authorization Reference's table);
-    an operation not listed here fails the test until it is."""
-    versioned = "VersionId" in params or any("VersionId" in o for o in params.get("Delete", {}).get("Objects", []))
-    table = {
-        "ListObjectsV2": {"s3:ListBucket"},
-        "ListObjects": {"s3:ListBucket"},
-        "ListObjectVersions": {"s3:ListBucketVersions"},
-        "GetObject": {"s3:GetObjectVersion" if versioned else "s3:GetObject"},
-        "HeadObject": {"s3:GetObjectVersion" if versioned else "s3:GetObject"},
-        "PutObject": {"s3:PutObject"},
-        "CreateMultipartUpload": {"s3:PutObject"},
-        "UploadPart": {"s3:PutObject"},
-        "CompleteMultipartUpload": {"s3:PutObject"},
-        "AbortMultipartUpload": {"s3:AbortMultipartUpload"},
-        "DeleteObject": {"s3:DeleteObjectVersion" if versioned else "s3:DeleteObject"},
-        "DeleteObjects": {"s3:DeleteObjectVersion" if versioned else "s3:DeleteObject"},
-    }
-    assert operation in table, f"S3 {operation}: add the IAM actions it needs to this table"
-    return table[operation]
+    """The IAM actions an S3 API operation needs: eo/cloud/iam_actions.py's table (the one
+    tests/infra/test_iam_actions.py checks the code's calls and Terraform's policies with); an
+    operation not in it fails the test until it is."""
+    try:
+        return set(operation_actions("s3", operation, params))
+    except KeyError:
+        raise AssertionError(
+            f"S3 {operation}: add the IAM actions it needs to eo/cloud/iam_actions.py OPERATIONS"
+        ) from None
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 # read the stream's topic on MSK. Airflow may submit and watch job runs on this account's EMR
 # Serverless applications of this platform, pass the Spark role, read its DAGs and the
 # verification reports, and read the topic's end offsets for the lag check.
+# tests/infra/test_iam_actions.py checks every statement against what the code does (eo/cloud/iam_actions.py):
+# a call no statement grants fails it, and so does a grant nothing needs.
 
 data "aws_caller_identity" "current" {}
 data "aws_region" "current" {}
@@ -110,6 +112,14 @@ resource "aws_iam_role_policy" "spark" {
         Action   = local.spark_kafka_group
         Resource = ["${var.kafka_group_arn_prefix}/${local.spark_group_prefix}*"]
       },
+      {
+        # The stream's source-loss guard reads each partition's earliest offset with the lag check's
+        # consumer (eo/runtime/source_gaps.py earliest_offsets, eo/runtime/kafka_admin.py watermarks).
+        Sid      = "KafkaOffsetsGroup"
+        Effect   = "Allow"
+        Action   = local.monitor_kafka_group
+        Resource = ["${var.kafka_group_arn_prefix}/${local.monitor_group}"]
+      },
     ]
   })
 }
@@ -164,6 +174,14 @@ resource "aws_iam_role_policy" "airflow" {
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
         Resource = ["${var.checkpoint_bucket_arn}/checkpoints/*", "${var.lake_bucket_arn}/lake/_stream/*"]
+      },
+      {
+        # verify_agreement's pick_interval answers without Spark from what was rebuilt and the compared
+        # tables' Delta logs, read by delta-rs (eo/runtime/quality/verdicts.py answer_without_spark).
+        Sid      = "ReadRebuildCoverageAndTableLogs"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = ["${var.lake_bucket_arn}/lake/_rebuild/_rebuilt/*", "${var.lake_bucket_arn}/lake/*/_delta_log/*"]
       },
       {
         Sid      = "ListStreamProgress"
