@@ -49,11 +49,23 @@ class TableDef:
     range_column: str | None = None
     # Compaction order (OPTIMIZE ... ZORDER BY): the columns the stream and the rebuild filter on.
     zorder: tuple[str, ...] = ()
+    # Written by delta-rs alone in the live lake (main): created and altered by it too, never by
+    # Spark, with DELTA_RS_WRITES among its properties (a test pins them).
+    live: bool = False
 
     @property
     def columns(self) -> list[str]:
         return [part.split()[0] for part in _top_level_split(self.ddl)]
 
+
+# The properties of every live table, set at its creation and set again where they differ
+# (eo/runtime/live_tables.py `restore_properties`), so no engine's or release's defaults decide
+# whether delta-rs can keep writing it: no deletion vectors, classic checkpoints. And no
+# `delta.setTransactionRetentionDuration`: a replay is known by its transaction id, which must
+# outlive every replay, so a table that has the property is refused (NOT_RETAINED).
+DELTA_RS_WRITES = {"delta.enableDeletionVectors": "false", "delta.checkpointPolicy": "classic"}
+NOT_RETAINED = "delta.setTransactionRetentionDuration"
+APPEND_ONLY = {**DELTA_RS_WRITES, "delta.appendOnly": "true"}
 
 # A Kafka record in bronze's shape, before the stream ingests it (no ingest batch yet).
 RECORD_DDL = f"key STRING, value BINARY, {SOURCE_COLUMNS}"
@@ -64,7 +76,8 @@ BRONZE = TableDef(
     ddl=f"{RECORD_DDL}, {INGEST_BATCH} BIGINT",
     key=SOURCE_KEY,
     # The full log: nothing may ever rewrite or delete it.
-    properties={"delta.appendOnly": "true"},
+    properties=APPEND_ONLY,
+    live=True,
 )
 
 SILVER = TableDef(
@@ -79,14 +92,17 @@ SILVER = TableDef(
     key=("event_id",),
     partition_by=("event_date",),
     # Only appended: a row, once in, never changes.
-    properties={"delta.appendOnly": "true"},
+    properties=APPEND_ONLY,
     zorder=("event_time",),
+    live=True,
 )
 
 QUARANTINE = TableDef(
     name="quarantine",
     ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING",
     key=SOURCE_KEY,
+    properties=DELTA_RS_WRITES,
+    live=True,
 )
 # Reasons of records the stream isolated because they made a micro-batch fail (streaming/poison.py):
 # the batch rebuild quarantines the same records unread, so both sides agree.
@@ -110,6 +126,8 @@ SOURCE_GAPS = TableDef(
         "accepted_by STRING, accepted_at TIMESTAMP, reason STRING"
     ),
     key=("kafka_topic", "kafka_partition", "from_offset"),
+    properties=DELTA_RS_WRITES,
+    live=True,
 )
 
 CAMPAIGNS = TableDef(
@@ -135,6 +153,8 @@ CAMPAIGN_MINUTE_METRICS = TableDef(
     partition_by=("window_date",),
     range_column="window_start",
     zorder=("window_start",),
+    properties=DELTA_RS_WRITES,
+    live=True,
 )
 
 # user_sessions' `metric_keys`: the campaign_minute_metrics keys the session's events count its user
@@ -152,6 +172,8 @@ USER_SESSIONS = TableDef(
     partition_by=("session_date",),
     range_column="session_start",  # a session is rebuilt whole, in the interval it starts in
     zorder=("session_end",),
+    properties=DELTA_RS_WRITES,
+    live=True,
 )
 
 ALL = {
@@ -159,4 +181,5 @@ ALL = {
     for t in (BRONZE, SILVER, QUARANTINE, SEED, SOURCE_GAPS, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
 }
 REFERENCE = (CAMPAIGNS, ADS)
+LIVE = tuple(t for t in ALL.values() if t.live)
 GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)

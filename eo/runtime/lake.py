@@ -2,12 +2,13 @@
 
 Spark reads and whole-range overwrites (replaceWhere) for the batch side, where no other writer
 goes (the `_rebuild/` namespace, the seed): a re-run task leaves the table as it was. The live
-tables are replaced by the stream's protocol (`overwrite_live`: files from the tasks, commits with
-delta-rs, eo/runtime/commits.py).
+tables are created, altered and replaced by delta-rs alone (`ensure_table`, `add_new_columns`,
+`overwrite_live`: files from the tasks, commits with delta-rs, eo/runtime/commits.py).
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 from pyspark.sql import DataFrame, SparkSession
@@ -104,6 +105,9 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
     if table_exists(settings, path):  # the usual case on a restart: no Spark job
         add_new_columns(spark, settings, table, namespace)
         return path
+    if table.live and namespace == "main":
+        _create_live(spark, settings, table)
+        return path
     # Two jobs may create the same table at once (a backfill next to a scheduled run): the loser
     # sees a half-made location or loses the race for version 0. It waits and finds the table made.
     for attempt in range(CREATE_ATTEMPTS):
@@ -124,11 +128,17 @@ def add_new_columns(spark, settings: Settings, table: TableDef, namespace: str =
     as bronze before INGEST_BATCH) are added, nullable: older rows read them as null. Returns them."""
     from pyspark.sql.types import StructType
 
-    stored = set(environment(settings).table(table.name, namespace).schema().names)
-    new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in stored]
+    stored = environment(settings).table(table.name, namespace)
+    new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in stored.schema().names]
     if new:
         columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in new)
-        spark.sql(f"ALTER TABLE delta.`{settings.table_path(table.name, namespace)}` ADD COLUMNS ({columns})")
+        if table.live and namespace == "main":  # delta-rs's table: delta-rs adds them
+            from deltalake import Field
+
+            nullable = [Field.from_json(json.dumps({**field.jsonValue(), "nullable": True})) for field in new]
+            stored.refresh().alter.add_columns(nullable)
+        else:
+            spark.sql(f"ALTER TABLE delta.`{settings.table_path(table.name, namespace)}` ADD COLUMNS ({columns})")
         print(f"[lake] {table.name}: added {columns} (older rows read them as null)", flush=True)
     return [field.name for field in new]
 
@@ -140,6 +150,35 @@ CREATE_RACE_MARKS = (
     "ConcurrentWrite",
     "FileAlreadyExists",
 )
+
+
+def _create_live(spark, settings: Settings, table: TableDef) -> None:
+    """A live table made by delta-rs, the engine that writes it, with its properties: no Spark
+    commit is ever in its log. Two jobs may create it at once: the loser finds it made."""
+    from deltalake import DeltaTable, Schema
+    from pyspark.sql.types import StructType
+
+    # Spark's JSON of a schema is Delta's: the same types whichever engine reads the DDL.
+    schema = Schema.from_json(json.dumps(StructType.fromDDL(table.ddl).jsonValue()))
+    target = environment(settings).table(table.name)
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            DeltaTable.create(
+                target.uri,
+                schema,
+                mode="ignore",
+                partition_by=list(table.partition_by) or None,
+                configuration=dict(table.properties),
+                storage_options=target.storage_options,
+                raise_if_key_not_exists=True,
+            )
+            return
+        except Exception:  # another job's version 0 landed first, or a half-made location
+            if table_exists(settings, settings.table_path(table.name)):
+                return
+            if attempt == CREATE_ATTEMPTS - 1:
+                raise
+            time.sleep(1 + attempt)
 
 
 def _create(spark, table: TableDef, path: str, namespace: str) -> None:

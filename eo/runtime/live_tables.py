@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from eo.core.positions import partial_batch, rebuilt_position
-from eo.core.tables import BRONZE, GOLD, QUARANTINE, SILVER, TableDef
+from eo.core.tables import BRONZE, GOLD, NOT_RETAINED, QUARANTINE, SILVER, TableDef
 from eo.runtime import commits
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
@@ -182,6 +182,12 @@ def restore_properties(settings: Settings, tables: Sequence[TableDef]) -> list[s
     for table in tables:
         target = environment(settings).table(table.name)
         stored = target.refresh().metadata().configuration
+        if table.live and NOT_RETAINED in stored:
+            raise NotReady(
+                f"{table.name} has {NOT_RETAINED}={stored[NOT_RETAINED]}: its transaction ids, by which a replay "
+                f"is known, would expire. Remove it (ALTER TABLE delta.`{target.uri}` UNSET TBLPROPERTIES "
+                f"('{NOT_RETAINED}')) with the stream stopped, then start again"
+            )
         wrong = {key: value for key, value in table.properties.items() if stored.get(key) != value}
         if wrong:
             target.current.alter.set_table_properties(wrong)
