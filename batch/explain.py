@@ -339,5 +339,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if found["adds_up"] else 1
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`python -m batch.explain`, `spark-submit jobs/explain.py`)."""
+    return guarded(main, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+    raise SystemExit(cli())

@@ -1,7 +1,7 @@
 """OPTIMIZE and VACUUM the platform's Delta tables, beside the live stream.
 
-    python -m batch.maintenance --optimize
-    python -m batch.maintenance --vacuum --retention-hours 168
+    python -m eo.runtime.submit jobs/maintenance.py --optimize
+    python -m eo.runtime.submit jobs/maintenance.py --vacuum --retention-hours 168
 
 VACUUM refuses a retention shorter than the streams may need (see eo/runtime/maintenance.py) and
 exits 2 with the reason.
@@ -167,9 +167,7 @@ def _exists(settings: Settings, definition: TableDef) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m batch.maintenance", description=__doc__.split("\n")[0], epilog=EXIT_CODES
-    )
+    parser = argparse.ArgumentParser(prog="jobs/maintenance.py", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     parser.add_argument("--optimize", action="store_true")
     parser.add_argument("--vacuum", action="store_true")
     parser.add_argument("--retention-hours", type=float, default=168.0)
@@ -193,5 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`spark-submit jobs/maintenance.py`)."""
+    return guarded(main, argv)

@@ -172,5 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`python -m batch.rebuild`, `spark-submit jobs/rebuild.py`)."""
+    return guarded(main, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+    raise SystemExit(cli())

@@ -385,5 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if verdict["passed"] else 1
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`python -m batch.verify`, `spark-submit jobs/verify.py`)."""
+    return guarded(main, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+    raise SystemExit(cli())

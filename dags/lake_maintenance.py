@@ -70,11 +70,11 @@ def lake_maintenance():
     # One OPTIMIZE and one VACUUM at a time, whatever kind of run (a backfill's runs are counted
     # apart from max_active_runs): two compactions of one table would refuse each other's commits.
     optimize = PlatformSparkSubmitOperator(
-        task_id="optimize", script="batch/maintenance.py", application_args=["--optimize"], max_active_tis_per_dag=1
+        task_id="optimize", script="jobs/maintenance.py", application_args=["--optimize"], max_active_tis_per_dag=1
     )
     vacuum = PlatformSparkSubmitOperator(
         task_id="vacuum",
-        script="batch/maintenance.py",
+        script="jobs/maintenance.py",
         application_args=["--vacuum", "--retention-hours={{ params.retention_hours }}"],
         max_active_tis_per_dag=1,
     )

@@ -80,7 +80,7 @@ def rebuild_derived():
 
     rebuild = PlatformSparkSubmitOperator(
         task_id="rebuild_interval",
-        script="batch/rebuild.py",
+        script="jobs/rebuild.py",
         application_args=[f"--interval={INTERVAL}", "--target={{ params.target }}"],
         max_active_tis_per_dag=1,  # one rebuild at a time, whatever kind of run (above)
     )

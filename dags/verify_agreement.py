@@ -103,7 +103,7 @@ def verify_agreement():
 
     verify = PlatformSparkSubmitOperator(
         task_id="verify",
-        script="batch/verify.py",
+        script="jobs/verify.py",
         application_args=[
             "--interval={{ ti.xcom_pull(task_ids='pick_interval') }}",
             "--run-name={{ run_id }}",

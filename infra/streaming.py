@@ -3,7 +3,7 @@
     python -m infra.streaming start|standby|stop|status|kill [-- extra streaming args]
     python -m infra.streaming status [--json] [--check]
 
-It is `spark-submit streaming/run.py run`, detached, with its pid and log under
+It is `spark-submit jobs/stream.py run`, detached, with its pid and log under
 data/services/streaming-<topic>/. A restart resumes from the queries' checkpoints. `standby`
 starts a warm second driver (`run --standby`) that takes over the moment the job dies; once it
 has, it is the job (its pid file is promoted), and another standby can be started.
@@ -68,7 +68,7 @@ def _spawn(settings: Settings, role: str, args: list[str]) -> int:
     from infra.airflow import outside_airflow
 
     home(settings).mkdir(parents=True, exist_ok=True)
-    cmd = submit_command("streaming/run.py", ["run", *args], settings)
+    cmd = submit_command("jobs/stream.py", ["run", *args], settings)
     log = home(settings) / f"{role}.log"
     return process.daemon(cmd, log, pid_file(settings, role), environ=outside_airflow(submit_env()), cwd=REPO_ROOT)
 

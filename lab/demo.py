@@ -112,20 +112,20 @@ def main(argv: list[str] | None = None) -> int:
 
         t = step(3, "stream until caught up (Kafka -> bronze -> silver/quarantine -> gold)")
         run_job(
-            "streaming/run.py",
+            "jobs/stream.py",
             ["run", "--until-caught-up", "--max-offsets-per-trigger", str(args.max_offsets_per_trigger)],
             settings,
         )
         timings["stream"] = time.monotonic() - t
 
         t = step(4, "rebuild gold from the bronze log (batch)")
-        run_job("batch/rebuild.py", [], settings)
+        run_job("jobs/rebuild.py", [], settings)
         timings["rebuild"] = time.monotonic() - t
 
         t = step(5, "verify: stream == batch, row by row (Great Expectations)")
         verdict_path = Path(settings.reports_root) / "verify" / "latest.json"
         verdict_path.unlink(missing_ok=True)  # never summarise an earlier run's verdict
-        verified = run_job("batch/verify.py", [], settings, check=False)
+        verified = run_job("jobs/verify.py", [], settings, check=False)
         timings["verify"] = time.monotonic() - t
         timings["total"] = time.monotonic() - begin
         if not verdict_path.exists():

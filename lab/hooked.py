@@ -1,6 +1,6 @@
 """Run one of the platform's entry scripts with the fault lab's hooks installed (lab/faults.py):
 
-    spark-submit ... lab/hooked.py streaming/run.py run --trigger-seconds 2
+    spark-submit ... lab/hooked.py jobs/stream.py run --trigger-seconds 2
 
 The script runs as its own `__main__`, exactly as spark-submit would run it; only the hooks differ.
 """

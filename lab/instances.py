@@ -54,7 +54,7 @@ class Instance:
 
     def command(self) -> list[str]:
         """The spark-submit command line of this instance: the stream's own script, with the lab's hooks."""
-        return submit_command("lab/hooked.py", ["streaming/run.py", *self.args], self.settings)
+        return submit_command("lab/hooked.py", ["jobs/stream.py", *self.args], self.settings)
 
     @property
     def alive(self) -> bool:

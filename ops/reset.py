@@ -85,5 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         close_state_stores()
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """The process's entry point (`python -m ops.reset`, `spark-submit jobs/reset.py`)."""
+    return guarded(main, argv)
+
+
 if __name__ == "__main__":
-    raise SystemExit(guarded(main))
+    raise SystemExit(cli())

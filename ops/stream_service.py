@@ -23,7 +23,7 @@ from eo.runtime.environment import environment
 # The supervisor starts a job run only once none of the stream's is live (`kill` waits for them to
 # end): a crashed driver's hold on the lease may outlive it on its lost machine for up to a minute,
 # so the run takes over rather than wait for it (streaming/run.py, one instance at a time).
-STREAM_SCRIPT, STREAM_ARGS = "streaming/run.py", ["run", "--take-over"]
+STREAM_SCRIPT, STREAM_ARGS = "jobs/stream.py", ["run", "--take-over"]
 
 
 class StreamService(Protocol):

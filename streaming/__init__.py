@@ -1,1 +1,1 @@
-"""Streaming entry points: `python -m streaming` or spark-submit streaming/run.py."""
+"""The streaming job: `python -m streaming`, or spark-submit jobs/stream.py (streaming/run.py `cli`)."""

@@ -4,7 +4,7 @@
     python -m streaming run --standby [...]   # warm, takes over when the active instance exits
 
 One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-batch at a time
-(streaming/plan.py, streaming/microbatch.py). Also runs as `spark-submit streaming/run.py ...`.
+(streaming/plan.py, streaming/microbatch.py). spark-submit runs it as `jobs/stream.py ...`.
 """
 
 from __future__ import annotations
@@ -256,12 +256,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    """The process's entry point (`python -m streaming`, `spark-submit streaming/run.py`)."""
+    """The process's entry point (`python -m streaming`, `spark-submit jobs/stream.py`)."""
     try:
         return guarded(main, argv)
     finally:
         close_state_stores()
-
-
-if __name__ == "__main__":
-    raise SystemExit(cli())

@@ -3,7 +3,7 @@ the environment's Terraform outputs, as objects of the artifacts bucket.
 
     build/artifacts/pyfiles/eo-jobs.zip     the packages eo, streaming, batch, ops
     build/artifacts/home/eo-conf.zip        conf/*.toml
-    build/artifacts/entrypoints/<script>    streaming/run.py, batch/rebuild.py, ...
+    build/artifacts/entrypoints/<script>    jobs/stream.py, jobs/rebuild.py, ...
     home/eo-outputs.zip                     terraform-outputs.json: written by Terraform itself
 
 `make artifacts` builds the folder (with the release's jars, eo/cloud/emr_serverless.py) and
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings, config_file
 
-ENTRY_POINTS = ("streaming/run.py", "batch/rebuild.py", "batch/verify.py", "batch/maintenance.py", "ops/reset.py")
+# The scripts job runs name (jobs/): each calls one entry point of the packages in the zip.
+ENTRY_POINTS = ("jobs/stream.py", "jobs/rebuild.py", "jobs/verify.py", "jobs/maintenance.py", "jobs/reset.py")
 BUILD_DIR = REPO_ROOT / "build" / "artifacts"
 CONF_KEY = "home/eo-conf.zip"
 OUTPUTS_KEY = "home/eo-outputs.zip"  # Terraform's archive_file makes the same (terraform/platform/main.tf)

@@ -2,8 +2,8 @@
 
     python -m eo.cloud.emr_serverless build                       # make artifacts: build/artifacts
     python -m eo.cloud.emr_serverless upload                      # the same and the outputs, without Terraform
-    python -m eo.cloud.emr_serverless run batch/rebuild.py --start 2026-11-20 --end 2026-11-21
-    python -m eo.cloud.emr_serverless run --detach streaming/run.py run   # the stream: start, do not wait
+    python -m eo.cloud.emr_serverless run jobs/rebuild.py --start 2026-11-20 --end 2026-11-21
+    python -m eo.cloud.emr_serverless run --detach jobs/stream.py run   # the stream: start, do not wait
 
 Everything it addresses comes from Terraform's outputs (conf/terraform-outputs/<env>.json): the
 artifacts bucket, the application id and its release, the Spark runtime role. The jars are the ones

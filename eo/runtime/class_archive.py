@@ -2,7 +2,7 @@
 
 A Spark driver loads tens of thousands of classes before its first job; with this archive mapped,
 they come ready-parsed from one file. On 2 cores, a cold `batch.verify` of one day
-(`python -m eo.runtime.submit batch/verify.py --interval ...`, runs alternated) started its session
+(`python -m eo.runtime.submit jobs/verify.py --interval ...`, runs alternated) started its session
 in about half the time with it, and the whole job ended sooner, with this archive and with one
 built from a verify run itself (the figures: docs/history/hot-path-journal.md). It changes no
 compiled code, so a long job's speed is the same.
@@ -114,7 +114,7 @@ def build(archive_dir: Path = ARCHIVE_DIR) -> Path | None:
         options = f"{DRIVER_JAVA_OPTIONS} -XX:ArchiveClassesAtExit={partial} -Xlog:cds*=error"
         print(f"[class-archive] building {path.name} from a small job (~40 s)", flush=True)
         run_job(
-            "eo/runtime/class_archive.py",
+            "jobs/class_archive.py",
             ["--workload", scratch],
             load_settings("local"),
             conf={"spark.driver.extraJavaOptions": options},
@@ -128,8 +128,16 @@ def build(archive_dir: Path = ARCHIVE_DIR) -> Path | None:
     return path
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--workload"]:
-        _workload(Path(sys.argv[2]))
+def cli(argv: list[str] | None = None) -> int:
+    """`python -m eo.runtime.class_archive`: build the archive; `jobs/class_archive.py --workload DIR`
+    (what `build` spark-submits): the small job whose classes the JVM archives."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--workload"]:
+        _workload(Path(argv[1]))
     else:
         build()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

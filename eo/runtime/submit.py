@@ -154,7 +154,7 @@ def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict
 
 
 def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:
-    """`script` is relative to the repo, e.g. streaming/run.py."""
+    """`script` is relative to the repo, one of jobs/, e.g. jobs/stream.py."""
     cmd = [spark_submit_binary(), "--master", settings.spark_master]
     for key, value in submit_conf(settings, conf).items():
         cmd += ["--conf", f"{key}={value}"]
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     if not argv or not (REPO_ROOT / argv[0]).is_file():
-        print("usage: python -m eo.runtime.submit streaming/run.py|batch/rebuild.py|batch/verify.py [args...]")
+        print("usage: python -m eo.runtime.submit jobs/<job>.py [args...]   (jobs/stream.py, jobs/rebuild.py, ...)")
         return 2
     return run_job(argv[0], argv[1:], load_settings(), check=False).returncode
 

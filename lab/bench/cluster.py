@@ -1,6 +1,6 @@
 """Scale-out on the engine: the guarded catch-up on a Spark standalone cluster of 1, then 2 workers.
 
-The same streaming job (`streaming/run.py run --until-caught-up`) as the pipeline phase's guarded
+The same streaming job (`jobs/stream.py run --until-caught-up`) as the pipeline phase's guarded
 run, on the same pre-loaded topic and micro-batch size, each run on a fresh lake, submitted with
 `--master spark://127.0.0.1:<port>` to a cluster of infra/spark_cluster.py (master and workers of
 one core each, on loopback; one executor of one core per worker). Every table of each cluster run

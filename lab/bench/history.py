@@ -81,11 +81,11 @@ def run_with_history(
     settings = fresh_lake(topic, folder)
     figures = prefill(spark, settings, events, end)
     began = time.monotonic()
-    submitter.run("streaming/run.py", ["run", "--until-caught-up"], settings, log)
+    submitter.run("jobs/stream.py", ["run", "--until-caught-up"], settings, log)
     seed_run = round(time.monotonic() - began, 1)
     load_new_events(settings)
     submitter.run(
-        "streaming/run.py", ["run", "--until-caught-up", "--max-offsets-per-trigger", str(batch)], settings, log
+        "jobs/stream.py", ["run", "--until-caught-up", "--max-offsets-per-trigger", str(batch)], settings, log
     )
     text = log.read_text(errors="replace")
     batches = job_log.busy_batches(text)

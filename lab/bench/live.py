@@ -1,7 +1,7 @@
 """The continuously running streaming job the live phases share (fixed cost, latency, the
 sustained-rate search, recovery), on a lake and a topic of its own.
 
-It is the real job (`spark-submit streaming/run.py run`, the production defaults: the next
+It is the real job (`spark-submit jobs/stream.py run`, the production defaults: the next
 micro-batch starts as soon as the last one is done). Latency is read from the lake's Delta logs
 (lab/bench/commit_log.py) and the job's own per-batch seconds from its log (lab/bench/job_log.py).
 """

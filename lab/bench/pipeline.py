@@ -1,6 +1,6 @@
 """Throughput of the pipeline: four spark-submit jobs catch up on the same pre-loaded topic.
 
-- guarded: the streaming job itself (`streaming/run.py run --until-caught-up`), all guarantees;
+- guarded: the streaming job itself (`jobs/stream.py run --until-caught-up`), all guarantees;
 - unguarded: the same read and reading without the guarantees (lab/bench/unguarded.py);
 - dedup_floor: the unguarded job plus the shuffle by event id into Spark's own deduplication, the
   least any guarded plan on Spark's state pays (lab/bench/unguarded.py `--dedup-floor`);
@@ -27,7 +27,7 @@ from lab.bench.spark_submit import Submitter
 
 # mode -> (script, its arguments before the batch size, the query name in its log lines)
 CATCH_UP_JOBS = {
-    "guarded": ("streaming/run.py", ["run", "--until-caught-up"], "events"),
+    "guarded": ("jobs/stream.py", ["run", "--until-caught-up"], "events"),
     "unguarded": ("lab/bench/unguarded.py", [], "unguarded"),
     "dedup_floor": ("lab/bench/unguarded.py", ["--dedup-floor"], "dedup_floor"),
     "raw_parse": ("lab/bench/raw_parse.py", [], "raw_parse"),

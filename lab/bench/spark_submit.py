@@ -70,7 +70,7 @@ class BenchJob(Instance):
     submitter: Submitter | None = None
 
     def command(self) -> list[str]:
-        return self.submitter.command("streaming/run.py", self.args, self.settings)
+        return self.submitter.command("jobs/stream.py", self.args, self.settings)
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""

@@ -127,15 +127,15 @@ def wait_for_hold(settings: Settings, stream: subprocess.Popen, timeout: float =
 
 
 def guard(smoke: Smoke, settings: Settings) -> dict:
-    stream = smoke.start("guard-stream", "streaming/run.py", ["run"])
+    stream = smoke.start("guard-stream", "jobs/stream.py", ["run"])
     try:
         if not wait_for_hold(settings, stream):
             return {"stream_held_lease": False, "rebuild_main_refused": False, "reset_refused": False}
         epoch = environment(settings).lease().current(STREAM_QUERY)
         result = {
             "stream_held_lease": True,
-            "rebuild_main_refused": smoke.refused("guard-rebuild", "batch/rebuild.py", ["--target", "main"]),
-            "reset_refused": smoke.refused("guard-reset", "ops/reset.py", []),
+            "rebuild_main_refused": smoke.refused("guard-rebuild", "jobs/rebuild.py", ["--target", "main"]),
+            "reset_refused": smoke.refused("guard-reset", "jobs/reset.py", []),
         }
         result["epoch_unchanged"] = environment(settings).lease().current(STREAM_QUERY) == epoch
         result["stream_still_running"] = stream.poll() is None
@@ -180,12 +180,12 @@ def main(argv: list[str] | None = None) -> int:
         generator = ClickstreamGenerator(seed=11, total_events=args.events)
         stats = publish(generator.messages(), settings, environment(settings).ack_log(f"cloud-smoke-{run}.csv"))
         t = step("the shipped jobs, each in an empty folder with only what its job driver passes")
-        stream_ok = smoke.job("stream", "streaming/run.py", ["run", "--until-caught-up"]) == 0
+        stream_ok = smoke.job("stream", "jobs/stream.py", ["run", "--until-caught-up"]) == 0
         landed = bronze_rows(settings) if stream_ok else 0
         report["bronze_rows"], report["acked"] = landed, stats.acked
         artifact = {"stream": stream_ok and landed == stats.acked}
-        artifact["rebuild"] = smoke.job("rebuild", "batch/rebuild.py", []) == 0
-        verified = smoke.job("verify", "batch/verify.py", []) == 0
+        artifact["rebuild"] = smoke.job("rebuild", "jobs/rebuild.py", []) == 0
+        verified = smoke.job("verify", "jobs/verify.py", []) == 0
         report["verify"] = verdict(folders / "verify")
         # Passed only with the no-loss check done: the acks the producer left on object storage.
         artifact["verify"] = verified and report["verify"].get("no_loss") == "passed"
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         report["guard"] = guard(smoke, settings)
         report["seconds"]["guard"] = round(time.monotonic() - t)
         t = step("the stream stopped: a shipped rebuild --target main (delta-rs commits on the live tables)")
-        rebuilt = smoke.job("rebuild-main", "batch/rebuild.py", ["--target", "main"]) == 0
+        rebuilt = smoke.job("rebuild-main", "jobs/rebuild.py", ["--target", "main"]) == 0
         report["artifact"]["rebuild_main"] = "passed" if rebuilt else "failed"
         report["seconds"]["rebuild_main"] = round(time.monotonic() - t)
         t = step("commit race: the stream's appends against OPTIMIZE on one table")

@@ -58,7 +58,7 @@ def test_upload_puts_every_artifact_the_job_driver_names(aws, tmp_path):
     keys = emr_serverless.upload(settings, aws["s3"], log=lambda _: None, folder=tmp_path / "artifacts")
     stored = {o["Key"] for o in aws["s3"].list_objects_v2(Bucket="eo-artifacts", MaxKeys=1000)["Contents"]}
     assert set(keys) == stored
-    driver = emr_serverless.job_driver(settings, "batch/rebuild.py", ["--start", "2026-11-20"])["sparkSubmit"]
+    driver = emr_serverless.job_driver(settings, "jobs/rebuild.py", ["--start", "2026-11-20"])["sparkSubmit"]
     named = {driver["entryPoint"]}
     params = dict(p.strip().split("=", 1) for p in driver["sparkSubmitParameters"].split("--conf ") if p.strip())
     jars = params["spark.jars"].split(",")
@@ -86,7 +86,7 @@ def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
     from eo_common.platform import PlatformSparkSubmitOperator
 
     task = PlatformSparkSubmitOperator(
-        task_id="rebuild_interval", script="batch/rebuild.py", application_args=["--target=rebuild"]
+        task_id="rebuild_interval", script="jobs/rebuild.py", application_args=["--target=rebuild"]
     )
     # moto answers ListJobRuns for an application only once it has had a run (AWS: an empty list).
     aws["emr"].start_job_run(applicationId=aws["app"], executionRoleArn="arn:aws:iam::123456789012:role/r",
@@ -96,7 +96,7 @@ def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
     assert job["state"] == "SUCCESS" and job["name"] == "rebuild_derived.rebuild_interval.manual__1"
     assert job["executionRole"] == "arn:aws:iam::123456789012:role/eo-spark"
     submit = job["jobDriver"]["sparkSubmit"]
-    assert submit["entryPoint"] == "s3://eo-artifacts/entrypoints/batch/rebuild.py"
+    assert submit["entryPoint"] == "s3://eo-artifacts/entrypoints/jobs/rebuild.py"
     assert submit["entryPointArguments"] == ["--target=rebuild"]
 
 
@@ -116,7 +116,7 @@ class FailingRuns:
 
 def test_a_failed_job_run_raises_with_its_details(uploaded):
     with pytest.raises(emr_serverless.JobRunFailed, match="run-1 ended FAILED: Job failed, ExitCode: 1"):
-        emr_serverless.run(load_settings("aws"), "batch/verify.py", [], client=FailingRuns(), log=lambda _: None)
+        emr_serverless.run(load_settings("aws"), "jobs/verify.py", [], client=FailingRuns(), log=lambda _: None)
 
 
 class Runs:
@@ -161,7 +161,7 @@ def test_a_retry_cancels_what_its_earlier_try_left_running_and_nothing_else(uplo
     )
     lines: list[str] = []
     run_id = emr_serverless.run(
-        load_settings("aws"), "batch/rebuild.py", [], client=client, log=lines.append, name=name, replace_earlier=True
+        load_settings("aws"), "jobs/rebuild.py", [], client=client, log=lines.append, name=name, replace_earlier=True
     )
     assert run_id == "new" and sorted(client.cancelled) == ["orphan", "queued"]
     assert any("cancelled job run orphan" in line and "earlier try" in line for line in lines), lines
@@ -174,7 +174,7 @@ def test_whatever_ends_the_wait_cancels_the_run(uploaded, ending):
 
     client = Runs({}, then="RUNNING", poll=killed)
     with pytest.raises(ending):
-        emr_serverless.run(load_settings("aws"), "batch/verify.py", [], client=client, log=lambda _: None)
+        emr_serverless.run(load_settings("aws"), "jobs/verify.py", [], client=client, log=lambda _: None)
     assert client.cancelled == ["new"]
 
 
@@ -182,7 +182,7 @@ def test_a_wait_past_its_timeout_cancels_the_run_and_says_so(uploaded):
     client = Runs({}, then="RUNNING")
     with pytest.raises(emr_serverless.JobRunFailed, match="still RUNNING after 0 s; cancelled it"):
         emr_serverless.run(
-            load_settings("aws"), "batch/verify.py", [], client=client, log=lambda _: None, timeout=0, poll_seconds=0
+            load_settings("aws"), "jobs/verify.py", [], client=client, log=lambda _: None, timeout=0, poll_seconds=0
         )
     assert client.cancelled == ["new"]
 
@@ -192,7 +192,7 @@ def test_a_killed_task_cancels_its_job_run(uploaded, monkeypatch):
     from eo_common.platform import PlatformSparkSubmitOperator
 
     client = Runs({}, then="RUNNING")
-    task = PlatformSparkSubmitOperator(task_id="verify", script="batch/verify.py")
+    task = PlatformSparkSubmitOperator(task_id="verify", script="jobs/verify.py")
     boto = emr_serverless.aws_client
     monkeypatch.setattr(
         emr_serverless, "aws_client", lambda kind, region: client if kind == "emr-serverless" else boto(kind, region)

@@ -237,7 +237,7 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     runs = aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]
     assert [r["name"] for r in runs] == ["eo-stream"]
     driver = aws["emr"].get_job_run(applicationId=aws["app"], jobRunId=runs[0]["id"])["jobRun"]["jobDriver"]
-    assert driver["sparkSubmit"]["entryPoint"].endswith("streaming/run.py")
+    assert driver["sparkSubmit"]["entryPoint"].endswith("jobs/stream.py")
     assert driver["sparkSubmit"]["entryPointArguments"] == ["run", "--take-over"]
     assert service.running() and service.start() is None  # never two streams
 

@@ -44,7 +44,7 @@ def test_losing_a_worker_mid_stream_loses_and_doubles_nothing(spark, pipeline, c
     args = ["run", "--trigger-seconds", "1", "--max-offsets-per-trigger", "2500"]
     with open(tmp_path / "stream.log", "wb") as log:
         job = subprocess.Popen(
-            submit_command("streaming/run.py", args, settings, EXECUTORS),
+            submit_command("jobs/stream.py", args, settings, EXECUTORS),
             env=submit_env(env), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
@@ -58,7 +58,7 @@ def test_losing_a_worker_mid_stream_loses_and_doubles_nothing(spark, pipeline, c
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(60)
-    run_job("streaming/run.py", ["run", "--until-caught-up"], settings, env=env, conf=EXECUTORS)
+    run_job("jobs/stream.py", ["run", "--until-caught-up"], settings, env=env, conf=EXECUTORS)
     rebuild(spark, pipeline)
     verdict = verify(spark, pipeline)
     assert verdict["passed"], [e for e in verdict["expectations"] if not e["success"]]

@@ -117,11 +117,11 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
     keys = emr_serverless.upload(settings, s3, log=lambda _: None, folder=tmp_path / "build" / "artifacts")
     assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"
-    assert {"home/eo-conf.zip", "home/eo-outputs.zip", "pyfiles/eo-jobs.zip", "entrypoints/ops/reset.py"} <= set(keys)
+    assert {"home/eo-conf.zip", "home/eo-outputs.zip", "pyfiles/eo-jobs.zip", "entrypoints/jobs/reset.py"} <= set(keys)
     manifest = json.loads(s3.objects["jars/manifest.json"])
     assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 5 + len(OTHERS)
 
-    driver = emr_serverless.job_driver(settings, "streaming/run.py", ["run"], outputs=outputs, s3=s3)["sparkSubmit"]
+    driver = emr_serverless.job_driver(settings, "jobs/stream.py", ["run"], outputs=outputs, s3=s3)["sparkSubmit"]
     conf = driver["sparkSubmitParameters"].split("--conf ")
     params = dict(p.strip().split("=", 1) for p in conf if p.strip())
     spark_jars = params["spark.jars"].split(",")
@@ -141,11 +141,11 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
 def test_the_job_driver_refuses_missing_or_foreign_uploads(runtime, outputs):
     s3, settings = Bucket(), load_settings("local")
     with pytest.raises(MissingJarsError, match="emr_serverless upload"):
-        emr_serverless.job_driver(settings, "batch/verify.py", [], outputs=outputs, s3=s3)
+        emr_serverless.job_driver(settings, "jobs/verify.py", [], outputs=outputs, s3=s3)
     s3.objects["jars/manifest.json"] = json.dumps({"release_label": "emr-spark-8.0.0", "jars": []}).encode()
     with pytest.raises(RuntimeMismatch, match=re.escape("holds jars for emr-spark-8.0.0")):
-        emr_serverless.job_driver(settings, "batch/verify.py", [], outputs=outputs, s3=s3)
+        emr_serverless.job_driver(settings, "jobs/verify.py", [], outputs=outputs, s3=s3)
     with pytest.raises(RuntimeMismatch, match=re.escape("runs emr-spark-7.13.0")):
         emr_serverless.job_driver(
-            settings, "batch/verify.py", [], outputs={**outputs, "emr_release_label": "emr-spark-7.13.0"}, s3=s3
+            settings, "jobs/verify.py", [], outputs={**outputs, "emr_release_label": "emr-spark-7.13.0"}, s3=s3
         )

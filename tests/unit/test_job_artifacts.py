@@ -124,7 +124,7 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     files["jars/effectively-once-reader-0.1.0.jar"] = build / artifacts.CONF_KEY  # any bytes
     conf = artifacts.application_conf(load_settings("local"), "b")
     conf["spark.jars"] = "s3://b/jars/effectively-once-reader-0.1.0.jar,s3://b/jars/delta-spark_4.1_2.13-4.2.0.jar"
-    submit = spark_submit("b", "batch/verify.py", ["--run-name", "x"], conf)["sparkSubmit"]
+    submit = spark_submit("b", "jobs/verify.py", ["--run-name", "x"], conf)["sparkSubmit"]
     bucket = Bucket(files)
     runtime = LocalRuntime(tmp_path / "venv", bucket, {"JAVA_HOME": "/jvm"})
     (tmp_path / "job").mkdir()

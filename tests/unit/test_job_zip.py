@@ -106,7 +106,7 @@ def test_the_submitted_command_names_the_zip_of_the_code_it_runs(tmp_path, monke
     from eo.runtime.config import load_settings
 
     monkeypatch.setattr(submit, "PYFILES_DIR", tmp_path / "pyfiles")
-    cmd = submit.submit_command("batch/verify.py", ["--help"], load_settings("local"))
+    cmd = submit.submit_command("jobs/verify.py", ["--help"], load_settings("local"))
     shipped = Path(cmd[cmd.index("--py-files") + 1])
     assert shipped.parent == tmp_path / "pyfiles" and shipped.is_file()
     assert shipped.name == f"eo-jobs-{submit.code_version(submit._sources(REPO_ROOT))}.zip"
