@@ -84,10 +84,10 @@ $(CHECKOV): infra/checkov-requirements.txt
 # Kafka connector from Maven like every other jar.
 # The Airflow Terraform deploys on MWAA (terraform/mwaa-constraints/<version>/), with MWAA's
 # requirements and constraints: the DAGs are imported and parsed on it (tests/dags/test_deployed_airflow.py).
-MWAA_AIRFLOW := $(notdir $(wildcard terraform/mwaa-constraints/*))
+MWAA_AIRFLOW := $(shell python3 -c "import json; print(json.load(open('infra/cloud-versions.json'))['airflow'])")
 MWAA_VENV := .cache/mwaa-venv
 mwaa-venv: $(MWAA_VENV)/.installed ## the Airflow MWAA runs ($(MWAA_AIRFLOW)) with MWAA's requirements and constraints, in a venv of its own
-$(MWAA_VENV)/.installed: terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
+$(MWAA_VENV)/.installed: infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
 	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, into $(MWAA_VENV) (a few minutes the first time)"
 	@rm -rf $(MWAA_VENV) && $(PY) -m venv $(MWAA_VENV)
 	@$(MWAA_VENV)/bin/pip install -q --disable-pip-version-check apache-airflow==$(MWAA_AIRFLOW) \

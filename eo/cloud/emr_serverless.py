@@ -116,7 +116,7 @@ def check_release(runtime, outputs: dict) -> None:
     if deployed != runtime.release_label:
         raise RuntimeMismatch(
             f"the EMR application runs {deployed} but the jars are for {runtime.release_label} "
-            "(infra/maven/emr/pom.xml): set the emr_release_label default in terraform/platform/variables.tf to match"
+            "(infra/cloud-versions.json): terraform apply deploys the matrix's release; apply it, or match the matrix"
         )
 
 

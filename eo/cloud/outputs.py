@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
+from eo.cloud.versions import cloud_versions
+
 # The outputs conf/platform.toml and the deploy tooling read.
 REQUIRED_OUTPUTS = (
     "region",
@@ -101,6 +103,13 @@ class EmrRuntime:
                 raise RuntimeMismatch(f"{self.release_label} ships {name} {shipped}, the jars are for {resolved}")
         if ".".join(self.spark_version.split(".")[:2]) != self.spark_binary_version:
             raise RuntimeMismatch(f"Spark {self.spark_version} is not Spark {self.spark_binary_version}")
+        matrix = cloud_versions()
+        pom = {"release": self.release_label, "Spark": self.spark_version, "Delta": self.delta_version}
+        wanted = {"release": matrix.emr_release, "Spark": matrix.spark, "Delta": matrix.delta}
+        for name, value in pom.items():
+            if value != wanted[name]:
+                said = f"infra/cloud-versions.json says {wanted[name]}"
+                raise RuntimeMismatch(f"infra/maven/emr/pom.xml resolves for {name} {value}, {said}")
         return self
 
 

@@ -10,8 +10,10 @@ locals {
   name_prefix       = "${var.project}-${var.environment}"
   requirements_file = "${path.module}/../mwaa-requirements.txt"
   repo_root         = abspath("${path.module}/../..")
-  artifacts_dir     = "${local.repo_root}/build/artifacts" # make artifacts
-  eo_env            = "aws"                                # conf/platform.toml's environment on AWS
+  # The versions the cloud runs, written once (eo/cloud/versions.py reads the same file).
+  versions      = jsondecode(file("${local.repo_root}/infra/cloud-versions.json"))
+  artifacts_dir = "${local.repo_root}/build/artifacts" # make artifacts
+  eo_env        = "aws"                                # conf/platform.toml's environment on AWS
   # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
   airflow_environment_name = "${local.name_prefix}-airflow"
 }
@@ -82,7 +84,7 @@ module "iam" {
 module "compute" {
   source             = "../modules/compute"
   name_prefix        = local.name_prefix
-  release_label      = var.emr_release_label
+  release_label      = local.versions.emr_release
   image_tag          = var.job_image_tag
   kms_key_arn        = module.storage.kms_key_arn
   force_destroy      = var.force_destroy
@@ -101,6 +103,7 @@ module "orchestration" {
   dags_bucket_name              = var.dags_bucket_name
   access_log_bucket_name        = var.access_log_bucket_name
   environment_class             = var.airflow_environment_class
+  airflow_version               = local.versions.airflow
   execution_role_arn            = module.iam.airflow_role_arn
   kms_key_arn                   = module.storage.kms_key_arn
   requirements_file             = local.requirements_file

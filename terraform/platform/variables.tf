@@ -114,12 +114,6 @@ variable "force_destroy" {
   description = "Let terraform destroy delete non-empty buckets (dev only)."
 }
 
-variable "emr_release_label" {
-  type        = string
-  description = "EMR Serverless release of the Spark runtime; must equal infra/maven/emr/pom.xml's emr.release.label (a test checks)."
-  default     = "emr-spark-8.2.0" # make jars-emr resolves the jars for it
-}
-
 variable "job_image_tag" {
   type        = string
   description = "Tag of the job image `make job-image` pushed to the job_image_repository_url output; empty before the first push (the stock image cannot run the jobs)."

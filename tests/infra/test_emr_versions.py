@@ -4,13 +4,11 @@ run (jars built for another Spark, a log store from another Delta)."""
 
 import re
 
-import hcl2
 import pytest
 
 from eo.cloud.emr_serverless import EMR_JARS_DIR, emr_jar_paths
 from eo.cloud.outputs import emr_runtime
 from eo.runtime.config import REPO_ROOT
-from infra.s3 import tfvars
 
 pytestmark = pytest.mark.unit
 
@@ -28,18 +26,9 @@ def release_labels_in_terraform() -> dict[str, list[str]]:
     return found
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
-def test_each_environment_deploys_the_release_the_jars_are_resolved_for(env):
-    """The platform root's default, unless the environment's tfvars sets another."""
-    with open(TF / "platform" / "variables.tf") as fh:
-        variable = next(v['"emr_release_label"'] for v in hcl2.load(fh)["variable"] if '"emr_release_label"' in v)
-    label = tfvars(TF / "environments" / env / "terraform.tfvars").get("emr_release_label", variable["default"])
-    label = label.strip('"')
-    assert label == emr_runtime().release_label, f"{env} deploys {label}; infra/maven/emr/pom.xml resolves for another"
-
-
-def test_no_other_release_label_hides_in_a_default():
-    assert set(release_labels_in_terraform()) == {emr_runtime().release_label}, release_labels_in_terraform()
+def test_no_release_label_hides_in_terraform():
+    """Terraform names the release only through the matrix (test_cloud_versions.py checks the root)."""
+    assert release_labels_in_terraform() == {}, release_labels_in_terraform()
 
 
 def test_the_application_reports_the_release_it_runs():

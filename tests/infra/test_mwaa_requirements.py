@@ -16,18 +16,18 @@ import sys
 import zipfile
 from pathlib import Path
 
-import hcl2
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from eo.cloud.versions import cloud_versions
 from eo.runtime.config import REPO_ROOT
 
 TF = REPO_ROOT / "terraform"
 REQUIREMENTS = TF / "mwaa-requirements.txt"
 # MWAA's interpreter for Airflow 3.0.6: PYTHON_VERSION=3.12.10 in images/airflow/3.0.6/Dockerfiles/Dockerfile.base
 # (Amazon Linux 2023: glibc 2.34, x86_64).
-MWAA_PYTHON = "3.12"
+MWAA_PYTHON = cloud_versions().airflow_python
 MWAA_GLIBC_MINOR = 34
 # Packages pinned in the constraints that publish no wheel, only an sdist (pyspark 4.0.0's is 434 MB):
 # pip cannot read their metadata across platforms, so the resolver gets a metadata-only stand-in at
@@ -40,14 +40,9 @@ MWAA_CONSTRAINT_LINE = re.compile(r"-c |--constraint ")
 
 
 def deployed_airflow_version() -> str:
-    """The orchestration module's default, unless the platform root passes another."""
-    with open(TF / "modules" / "orchestration" / "variables.tf") as fh:
-        variable = next(v['"airflow_version"'] for v in hcl2.load(fh)["variable"] if '"airflow_version"' in v)
-    with open(TF / "platform" / "main.tf") as fh:
-        call = next(m['"orchestration"'] for m in hcl2.load(fh)["module"] if '"orchestration"' in m)
-    version = call.get("airflow_version", variable["default"])
-    assert re.fullmatch(r'"\d+\.\d+\.\d+"', version), f"airflow_version is {version}: teach this test to read it"
-    return version.strip('"')
+    """The matrix's Airflow, which the platform root passes to the orchestration module (checked in
+    tests/infra/test_cloud_versions.py)."""
+    return cloud_versions().airflow
 
 
 def constraints_dir() -> Path:

@@ -25,8 +25,7 @@ variable "access_log_bucket_name" {
 
 variable "airflow_version" {
   type        = string
-  description = "Airflow version of the MWAA environment (the DAGs use Airflow 3 APIs)."
-  default     = "3.0.6"
+  description = "Airflow version of the MWAA environment (the DAGs use Airflow 3 APIs): the platform passes infra/cloud-versions.json's."
 }
 
 variable "environment_class" {
