@@ -2,6 +2,7 @@
 
     python -m eo.cloud.emr_serverless build                       # make artifacts: build/artifacts
     python -m eo.cloud.emr_serverless upload                      # the same and the outputs, without Terraform
+    python -m eo.cloud.emr_serverless publish --bucket B --region R   # what terraform apply runs (no manifests)
     python -m eo.cloud.emr_serverless run jobs/rebuild.py --start 2026-11-20 --end 2026-11-21
     python -m eo.cloud.emr_serverless run --detach jobs/stream.py run   # the stream: start, do not wait
 
@@ -9,7 +10,11 @@ Everything it addresses comes from Terraform's outputs (conf/terraform-outputs/<
 artifacts bucket, the application id and its release, the Spark runtime role. The jars are the ones
 `make jars-emr` resolves for that release (infra/maven/emr/pom.xml), never the local Spark's: the
 upload and every job driver refuse jars or an application release that disagree with the pom. The
-upload records the jars it made in a manifest next to them, which job drivers read (on MWAA too).
+upload records the jars it made in a manifest next to them, and the application's code,
+configuration and entry points (named by their content, eo/cloud/artifacts.py) in another: job
+drivers read both (on MWAA too) and name those keys, so a job run keeps its code until it ends.
+`terraform apply` runs `publish` (the upload of build/artifacts that never replaces or deletes an
+object) and then uploads the manifests.
 The Airflow operator takes this path when the environment's `job_runner` is `emr-serverless`.
 """
 
@@ -23,8 +28,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from eo.cloud.artifacts import (
+    APPLICATION_MANIFEST,
     BUILD_DIR,
     OUTPUTS_KEY,
+    Application,
+    MissingArtifacts,
     application_conf,
     artifact_key,
     build_application,
@@ -40,6 +48,22 @@ EMR_JARS_DIR = REPO_ROOT / ".cache" / "jars" / "emr"
 # Which jars the last upload put in the artifacts bucket, for which release: what job drivers name,
 # wherever they are built (on MWAA there is no .cache/jars).
 JAR_MANIFEST = "jars/manifest.json"
+# Uploaded after everything they name: a job driver never names a missing object.
+MANIFESTS = (APPLICATION_MANIFEST, JAR_MANIFEST)
+# An object no manifest names any more carries this tag from the upload that stopped naming it; the
+# artifacts bucket's lifecycle rule expires it some days later (terraform/modules/storage).
+SUPERSEDED_TAG = ("eo-artifact", "superseded")
+# The fixed keys of the application before its keys were named by content: superseded by the first
+# upload of a manifest, like any key it does not name.
+LEGACY_KEYS = (
+    "pyfiles/eo-jobs.zip",
+    "home/eo-conf.zip",
+    "entrypoints/streaming/run.py",
+    "entrypoints/batch/rebuild.py",
+    "entrypoints/batch/verify.py",
+    "entrypoints/batch/maintenance.py",
+    "entrypoints/ops/reset.py",
+)
 
 
 class JobRunFailed(RuntimeError):
@@ -108,6 +132,25 @@ def uploaded_jars(runtime, bucket: str, s3) -> list[str]:
     return list(manifest["jars"])
 
 
+def _missing(error) -> bool:
+    return error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound")
+
+
+def uploaded_application(bucket: str, s3) -> Application:
+    """The keys of the code, configuration and entry points the last upload made current (its manifest)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        return Application.from_json(s3.get_object(Bucket=bucket, Key=APPLICATION_MANIFEST)["Body"].read())
+    except ClientError as error:
+        if not _missing(error):
+            raise
+        raise MissingArtifacts(
+            f"no application uploaded to s3://{bucket}/ ({APPLICATION_MANIFEST}): run `make artifacts` and "
+            "`terraform apply` (or `python -m eo.cloud.emr_serverless upload`)"
+        ) from None
+
+
 def check_release(runtime, outputs: dict) -> None:
     """The application Terraform made runs the release the jars were resolved for."""
     from eo.cloud.outputs import RuntimeMismatch
@@ -141,21 +184,102 @@ def build(folder: Path = BUILD_DIR) -> list[str]:
 
 def upload(settings: Settings, s3=None, log: Callable[[str], None] = print, folder: Path = BUILD_DIR) -> list[str]:
     """Without Terraform: build the artifacts (in `folder`) and put them in the artifacts bucket
-    with the environment's outputs: the objects `terraform apply` uploads."""
+    with the environment's outputs: the objects `terraform apply` uploads. Returns the keys, the
+    manifests last."""
     from eo.cloud.outputs import emr_runtime
 
     outputs = terraform_outputs(settings)
     check_release(emr_runtime(), outputs)
     s3 = s3 or aws_client("s3", str(outputs["region"]))
     bucket = str(outputs["artifacts_bucket"])
-    keys = build(folder)
+    build(folder)
     outputs_archive(outputs, folder.parent / OUTPUTS_KEY)
-    files = [(OUTPUTS_KEY, folder.parent / OUTPUTS_KEY)] + [(k, folder / k) for k in keys]
-    for n, (key, path) in enumerate(files, 1):  # the manifest last: a job driver never names missing jars
-        s3.upload_file(str(path), bucket, key)
-        if n % 10 == 0 or n == len(files):
-            log(f"uploaded {n}/{len(files)} artifacts to s3://{bucket}/")
-    return [key for key, _ in files]
+    s3.upload_file(str(folder.parent / OUTPUTS_KEY), bucket, OUTPUTS_KEY)
+    return [OUTPUTS_KEY, *publish(folder, bucket, s3, log)]
+
+
+def _object_tags(s3, bucket: str, key: str) -> dict[str, str] | None:
+    """The tags of an object of the bucket; None when there is no such object."""
+    from botocore.exceptions import ClientError
+
+    try:
+        return {t["Key"]: t["Value"] for t in s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]}
+    except ClientError as error:
+        if not _missing(error):
+            raise
+        return None
+
+
+def _mark(s3, bucket: str, key: str, superseded: bool) -> None:
+    """Copy the object onto itself, tagged superseded (or no longer): the copy's creation date, from
+    which the lifecycle rule counts its days, is the moment it stopped (or started again) being current."""
+    name, value = SUPERSEDED_TAG
+    s3.copy_object(
+        Bucket=bucket,
+        Key=key,
+        CopySource={"Bucket": bucket, "Key": key},
+        MetadataDirective="REPLACE",
+        Metadata={name: value if superseded else "current"},
+        TaggingDirective="REPLACE",
+        **({"Tagging": f"{name}={value}"} if superseded else {}),
+    )
+
+
+def _read_manifest(s3, bucket: str, key: str) -> bytes | None:
+    from botocore.exceptions import ClientError
+
+    try:
+        return s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    except ClientError as error:
+        if not _missing(error):
+            raise
+        return None
+
+
+def _named_by_uploaded_manifests(s3, bucket: str) -> set[str]:
+    """The keys the bucket's manifests name now: the application's (the legacy fixed keys before
+    there was one) and the jars."""
+    application = _read_manifest(s3, bucket, APPLICATION_MANIFEST)
+    named = set(Application.from_json(application).keys()) if application else set(LEGACY_KEYS)
+    jars = _read_manifest(s3, bucket, JAR_MANIFEST)
+    if jars:
+        named |= {artifact_key("jars", name) for name in json.loads(jars)["jars"]}
+    return named
+
+
+def publish(folder: Path, bucket: str, s3, log: Callable[[str], None] = print, manifests: bool = True) -> list[str]:
+    """Put the built artifacts of `folder` in the bucket, never replacing or deleting an object:
+    what is not there yet is uploaded, a key that was superseded and is current again loses its tag,
+    and what the bucket's manifests named but this build does not is tagged superseded (a job run
+    started before keeps reading it until the lifecycle rule expires it). With `manifests`, the
+    manifests of `folder` last: from then on job drivers name the new keys (`terraform apply`
+    uploads them itself, after this). Returns the keys of `folder`, the manifests last."""
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    files = [k for k in files if k not in MANIFESTS and not k.startswith(".")]
+    before = _named_by_uploaded_manifests(s3, bucket)
+    uploaded = 0
+    name, value = SUPERSEDED_TAG
+    for key in files:
+        tags = _object_tags(s3, bucket, key)
+        if tags is None:
+            s3.upload_file(str(folder / key), bucket, key)
+            uploaded += 1
+        elif tags.get(name) == value:
+            _mark(s3, bucket, key, superseded=False)
+    superseded = []
+    for key in sorted(before - set(files)):
+        tags = _object_tags(s3, bucket, key)
+        if tags is not None and tags.get(name) != value:  # gone, or superseded by an earlier upload
+            _mark(s3, bucket, key, superseded=True)
+            superseded.append(key)
+    shipped = [k for k in MANIFESTS if manifests and (folder / k).is_file()]
+    for key in shipped:
+        s3.upload_file(str(folder / key), bucket, key)
+    log(
+        f"s3://{bucket}/: {uploaded} of {len(files)} artifacts uploaded (the others were there), "
+        f"{len(superseded)} superseded, {len(shipped)} manifests"
+    )
+    return [*files, *shipped]
 
 
 def job_driver(
@@ -178,18 +302,19 @@ def job_driver(
     s3 = s3 or aws_client("s3", str(outputs["region"]))
     uploaded = [f"s3://{bucket}/{artifact_key('jars', j)}" for j in uploaded_jars(runtime, bucket, s3)]
     delta = f"s3://{bucket}/{artifact_key('jars', runtime.jar_names()['delta-spark'])}"
-    merged = application_conf(settings, bucket)
+    application = uploaded_application(bucket, s3)
+    merged = application_conf(settings, bucket, application)
     # The delta-spark jar carries the `delta` Python package the jobs import.
     merged["spark.submit.pyFiles"] += f",{delta}"
     merged = {"spark.jars": ",".join([*uploaded, runtime.log_store_jar]), **merged, **(conf or {})}
-    return spark_submit(bucket, script, args, merged)
+    return spark_submit(bucket, application.entry_point(script), args, merged)
 
 
-def spark_submit(bucket: str, script: str, args: list[str], conf: dict[str, str]) -> dict:
-    """A sparkSubmit job driver: the uploaded entry point `script`, its arguments, `--conf` pairs."""
+def spark_submit(bucket: str, entry_point: str, args: list[str], conf: dict[str, str]) -> dict:
+    """A sparkSubmit job driver: the uploaded entry point (its key), its arguments, `--conf` pairs."""
     return {
         "sparkSubmit": {
-            "entryPoint": f"s3://{bucket}/{artifact_key('entrypoints', script)}",
+            "entryPoint": f"s3://{bucket}/{entry_point}",
             "entryPointArguments": list(args),
             "sparkSubmitParameters": " ".join(f"--conf {k}={v}" for k, v in conf.items()),
         }
@@ -287,6 +412,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["build"]:
         print(f"built {len(build())} artifacts in {BUILD_DIR}: terraform apply uploads them")
         return 0
+    if argv[:1] == ["publish"] and len(argv) == 5:  # what terraform apply runs: no settings, no outputs yet
+        options = dict(zip(argv[1::2], argv[2::2], strict=True))
+        publish(BUILD_DIR, options["--bucket"], aws_client("s3", options["--region"]), manifests=False)
+        return 0
     settings = load_settings()
     if argv[:1] == ["upload"]:
         upload(settings)
@@ -300,7 +429,10 @@ def main(argv: list[str] | None = None) -> int:
             print(error, file=sys.stderr)
             return 1
         return 0
-    usage = "usage: python -m eo.cloud.emr_serverless build | upload | run [--detach] <script> [args...]"
+    usage = (
+        "usage: python -m eo.cloud.emr_serverless build | upload | publish --bucket B --region R"
+        " | run [--detach] <script> [args...]"
+    )
     print(usage, file=sys.stderr)
     return 2
 

@@ -11,7 +11,7 @@ Who runs what (the rule): a call is made by the role of the process that runs th
   S3DynamoDBLogStore and the Kafka source run in the same job run, as the same role.
 - airflow, the MWAA execution role: an Airflow worker. It runs dags/ and what their @task functions
   call in-process (never Spark): the launchers' eo/cloud/emr_serverless.py run and cancel (with the
-  job driver's read of the jar manifest), ops/stream_service.py EmrStreamService (stream_supervisor
+  job driver's read of the jar and application manifests), ops/stream_service.py EmrStreamService (stream_supervisor
   on aws: the stream is a job run the worker starts, watches and cancels, not a process of its own),
   eo/runtime/monitoring.py health (checkpoint and Kafka lag), eo/runtime/maintenance.py's retention
   guard and report clean-up, the verification ledger and verdicts, and verify_agreement's
@@ -69,6 +69,9 @@ OPERATIONS: dict[tuple[str, str], frozenset[str]] = {
     ("s3", "ListObjectVersions"): frozenset({"s3:ListBucketVersions"}),
     ("s3", "DeleteObject"): frozenset({"s3:DeleteObject"}),
     ("s3", "DeleteObjects"): frozenset({"s3:DeleteObject"}),
+    ("s3", "GetObjectTagging"): frozenset({"s3:GetObjectTagging"}),
+    # Onto itself with new tags (eo/cloud/emr_serverless.py publish): read the source, write the copy and its tags.
+    ("s3", "CopyObject"): frozenset({"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"}),
     ("dynamodb", "GetItem"): frozenset({"dynamodb:GetItem"}),
     ("dynamodb", "PutItem"): frozenset({"dynamodb:PutItem"}),
     ("dynamodb", "UpdateItem"): frozenset({"dynamodb:UpdateItem"}),
@@ -174,9 +177,21 @@ SITES: dict[str, Site] = {
     "eo.cloud.emr_serverless:uploaded_jars": Site(
         "s3", (AIRFLOW,), f"{ARTIFACTS}/jars/manifest.json", "a job driver names the jars the last upload recorded"
     ),
+    "eo.cloud.emr_serverless:uploaded_application": Site(
+        "s3",
+        (AIRFLOW,),
+        f"{ARTIFACTS}/manifests/application.json",
+        "a job driver names the code, conf and entry point the last upload made current",
+    ),
     "eo.cloud.emr_serverless:upload": Site(
         "s3", (), f"{ARTIFACTS}/jars/JAR", "a person's upload without Terraform (terraform apply uploads the same)"
     ),
+    **{
+        f"eo.cloud.emr_serverless:{name}": Site(
+            "s3", (), f"{ARTIFACTS}/KEY", "the upload of build/artifacts terraform apply runs (or a person's upload)"
+        )
+        for name in ("publish", "_object_tags", "_mark", "_read_manifest")
+    },
     "ops.stream_service:EmrStreamService": Site(
         "emr-serverless",
         (AIRFLOW,),
@@ -243,7 +258,7 @@ def _each(role: str, actions, location: str, why: str) -> Iterator[Need]:
 def fixed_needs() -> list[Need]:
     """What Spark's connectors, the EMR runtime, delta-rs, the Kafka clients and MWAA itself do as
     each role: needs no boto3 call of the code shows."""
-    from eo.cloud.artifacts import CONF_KEY, ENTRY_POINTS, OUTPUTS_KEY, artifact_key
+    from eo.cloud.artifacts import CONF_ZIP, ENTRY_POINTS, OUTPUTS_KEY, PYFILES_ZIP, content_key
     from eo.runtime.kafka_admin import OFFSETS_GROUP
 
     roots = aws_roots()
@@ -253,8 +268,8 @@ def fixed_needs() -> list[Need]:
         needs += _each(SPARK, SPARK_S3_OBJECT_ACTIONS, f"{root}/KEY", "S3A, delta-rs: read, write, delete, multipart")
         needs += _each(SPARK, SPARK_S3_BUCKET_ACTIONS, f"{root}/KEY", "S3A: list, bucket region, multipart uploads")
     # A job run reads its entry point, code, conf, outputs and jars from the artifacts (S3A/EMRFS).
-    keys = [artifact_key("entrypoints", e) for e in ENTRY_POINTS]
-    keys += [CONF_KEY, OUTPUTS_KEY, "pyfiles/eo.zip", "jars/JAR.jar"]
+    keys = [content_key(key, b"") for key in (*(f"entrypoints/{e}" for e in ENTRY_POINTS), CONF_ZIP, PYFILES_ZIP)]
+    keys += [OUTPUTS_KEY, "jars/JAR.jar"]
     for key in keys:
         needs += _each(
             SPARK, {"s3:GetObject"}, f"{ARTIFACTS}/{key}", "the job run's artifacts (spark.archives, jars, py-files)"

@@ -28,6 +28,7 @@ import time
 import uuid
 from pathlib import Path
 
+from eo.cloud import emr_serverless
 from eo.cloud.artifacts import (
     HOME_ALIAS,
     OUTPUTS_KEY,
@@ -36,11 +37,10 @@ from eo.cloud.artifacts import (
     build_application,
     outputs_archive,
 )
-from eo.cloud.emr_serverless import spark_submit
+from eo.cloud.emr_serverless import emr_jar_paths, spark_submit, uploaded_application
 from eo.runtime.cli import NOT_READY, guarded
 from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.jars import jar_paths
 from eo.runtime.kafka_admin import delete_topic, ensure_topic
 from eo.runtime.tf_outputs import read_outputs
 from infra.kafka import Broker
@@ -69,25 +69,31 @@ class Smoke:
         self.shipped_jars: list[str] = []
 
     def ship(self) -> int:
-        """The artifacts as Terraform uploads them; the release's jars are the runtime's (runtime.py)."""
+        """The artifacts as Terraform uploads them (emr_serverless.publish: content-addressed keys,
+        the manifest last); the release's jars are the runtime's (runtime.py)."""
         build = self.folders / "build"
-        keys = build_application(build)
-        outputs_archive(read_outputs(ENV, REPO_ROOT), build / OUTPUTS_KEY)
-        jars = [Path(j) for j in jar_paths(object_store=True) if Path(j).name.startswith(SHIPPED_JARS)]
-        files = [(k, build / k) for k in [*keys, OUTPUTS_KEY]] + [(artifact_key("jars", j), j) for j in jars]
-        for key, path in files:
-            self.s3.upload_file(str(path), self.bucket, key)
+        build_application(build)
+        outputs = self.folders / "outputs" / OUTPUTS_KEY
+        outputs_archive(read_outputs(ENV, REPO_ROOT), outputs)
+        self.s3.upload_file(str(outputs), self.bucket, OUTPUTS_KEY)
+        keys = emr_serverless.publish(build, self.bucket, self.s3, log=lambda line: print(f"   {line}", flush=True))
+        jars = [Path(j) for j in emr_jar_paths() if Path(j).name.startswith(SHIPPED_JARS)]
+        for jar in jars:
+            self.s3.upload_file(str(jar), self.bucket, artifact_key("jars", jar))
         self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
-        return len(files)
+        return 1 + len(keys) + len(jars)
 
     def driver(self, script: str, args: list[str]) -> dict:
-        """The job driver eo/cloud/emr_serverless.py makes, but for the runtime's own release jars."""
-        conf = application_conf(self.settings, self.bucket)
-        delta = next(j for j in jar_paths() if Path(j).name.startswith("delta-spark"))  # the release's stand-in
+        """The job driver eo/cloud/emr_serverless.py makes, from the uploaded manifest's keys, but for
+        the runtime's own release jars."""
+        application = uploaded_application(self.bucket, self.s3)
+        conf = application_conf(self.settings, self.bucket, application)
+        delta = next(j for j in self.runtime.release_jars() if Path(j).name.startswith("delta-spark"))
         conf["spark.submit.pyFiles"] += f",{delta}"
-        return spark_submit(self.bucket, script, args, {"spark.jars": ",".join(self.shipped_jars), **conf})[
-            "sparkSubmit"
-        ]
+        submit = spark_submit(
+            self.bucket, application.entry_point(script), args, {"spark.jars": ",".join(self.shipped_jars), **conf}
+        )
+        return submit["sparkSubmit"]
 
     def job(self, name: str, script: str, args: list[str]) -> int:
         began = time.monotonic()

@@ -16,6 +16,8 @@ locals {
   eo_env        = "aws"                                # conf/platform.toml's environment on AWS
   # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
   airflow_environment_name = "${local.name_prefix}-airflow"
+  # The manifests `make artifacts` writes: which jars, code, conf and entry points are current.
+  artifact_manifests = ["jars/manifest.json", "manifests/application.json"]
 }
 
 provider "aws" {
@@ -128,18 +130,48 @@ resource "aws_s3_object" "application_outputs" {
   content_type = "application/json"
 }
 
-# The job runs' artifacts as `make artifacts` built them (eo/cloud/artifacts.py: release jars and
-# their manifest, job code, entry points, conf), each uploaded again when its content changes.
-resource "aws_s3_object" "job_artifacts" {
-  for_each = fileset(local.artifacts_dir, "**")
-  bucket   = module.storage.artifacts_bucket
-  key      = each.value
-  source   = "${local.artifacts_dir}/${each.value}"
-  # Not etag: the bucket's SSE-KMS makes S3's ETag no MD5 of the content, and every plan would
-  # upload everything again.
-  source_hash = filemd5("${local.artifacts_dir}/${each.value}")
+# The job runs' artifacts as `make artifacts` built them (eo/cloud/artifacts.py): release jars, job
+# code, entry points and conf, at keys named by their content (the jars: by their version). A job
+# run names the keys current when it starts, so a running stream's executors, added at any time,
+# fetch the code its driver runs. Hence no aws_s3_object per file: when a build's keys leave
+# fileset(), Terraform would destroy those objects (all their versions) under the running stream.
+# Each apply whose manifests changed runs `publish` instead, which uploads the keys the bucket lacks
+# and tags superseded those the manifests stop naming, and never replaces or deletes an object: the
+# storage module's lifecycle rule expires superseded ones. Terraform tracks only the manifests below.
+resource "terraform_data" "job_artifacts" {
+  triggers_replace = [for key in local.artifact_manifests : filesha256("${local.artifacts_dir}/${key}")]
+
+  provisioner "local-exec" {
+    # The repository's venv (`make artifacts` made it); AWS credentials as the provider's, from the environment.
+    command     = "${local.repo_root}/.venv/bin/python -m eo.cloud.emr_serverless publish --bucket ${module.storage.artifacts_bucket} --region ${var.region}"
+    working_dir = local.repo_root
+  }
 
   depends_on = [aws_s3_object.job_outputs] # whose precondition refuses a plan without the artifacts
+}
+
+# What job drivers read (eo/cloud/emr_serverless.py JAR_MANIFEST, eo/cloud/artifacts.py
+# APPLICATION_MANIFEST): the jars and the application's current keys, at fixed keys, uploaded after
+# the objects they name.
+resource "aws_s3_object" "artifact_manifests" {
+  for_each     = toset(local.artifact_manifests)
+  bucket       = module.storage.artifacts_bucket
+  key          = each.value
+  source       = "${local.artifacts_dir}/${each.value}"
+  content_type = "application/json"
+  # Not etag: the bucket's SSE-KMS makes S3's ETag no MD5 of the content.
+  source_hash = filemd5("${local.artifacts_dir}/${each.value}")
+
+  depends_on = [terraform_data.job_artifacts]
+}
+
+# The state of an apply before content-addressed keys had an object per file: forgotten, not
+# destroyed (a stream started before runs from them; `publish` tags them superseded).
+removed {
+  from = aws_s3_object.job_artifacts
+  lifecycle {
+    destroy = false
+  }
 }
 
 # The outputs the job runs read, as the zip their job driver passes with spark.archives
@@ -163,7 +195,7 @@ resource "aws_s3_object" "job_outputs" {
     # Here, on an object that always exists: a plan from a checkout without build/artifacts would
     # otherwise see no artifacts at all and delete every uploaded one.
     precondition {
-      condition     = fileexists("${local.artifacts_dir}/jars/manifest.json")
+      condition     = alltrue([for key in local.artifact_manifests : fileexists("${local.artifacts_dir}/${key}")])
       error_message = "No job artifacts in build/artifacts: run `make artifacts` before terraform plan."
     }
   }

@@ -2,6 +2,7 @@
 task becomes an EMR Serverless job run of the same module, and a failed run fails the task."""
 
 import json
+import re
 
 import pytest
 
@@ -96,7 +97,9 @@ def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
     assert job["state"] == "SUCCESS" and job["name"] == "rebuild_derived.rebuild_interval.manual__1"
     assert job["executionRole"] == "arn:aws:iam::123456789012:role/eo-spark"
     submit = job["jobDriver"]["sparkSubmit"]
-    assert submit["entryPoint"] == "s3://eo-artifacts/entrypoints/jobs/rebuild.py"
+    entry = emr_serverless.uploaded_application("eo-artifacts", aws["s3"]).entry_point("jobs/rebuild.py")
+    assert submit["entryPoint"] == f"s3://eo-artifacts/{entry}"
+    assert re.fullmatch(r"entrypoints/[0-9a-f]{16}/jobs/rebuild\.py", entry)  # named by its content
     assert submit["entryPointArguments"] == ["--target=rebuild"]
 
 

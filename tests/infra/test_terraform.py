@@ -210,11 +210,14 @@ def for_each_member(rule: dict, key: str, value: str | None) -> dict:
     return {k: substitute(v) for k, v in rule.items() if k not in ("for_each", "__is_block__")}
 
 
-def test_airflow_may_read_the_jar_manifest_its_job_drivers_name():
-    statement = policy_statements("airflow")["ReadJarManifest"]
+def test_airflow_may_read_the_manifests_its_job_drivers_name():
+    from eo.cloud.artifacts import APPLICATION_MANIFEST
+
+    statement = policy_statements("airflow")["ReadArtifactManifests"]
     assert statement == {
         "action": '["s3:GetObject"]',
-        "resource": f'["${{var.artifacts_bucket_arn}}/{JAR_MANIFEST}"]',
+        "resource": f'["${{var.artifacts_bucket_arn}}/{JAR_MANIFEST}", '
+        f'"${{var.artifacts_bucket_arn}}/{APPLICATION_MANIFEST}"]',
     }
 
 
@@ -400,25 +403,51 @@ def test_the_outputs_the_tasks_read_are_uploaded_where_they_read_them(monkeypatc
 
 
 def test_terraform_uploads_the_job_artifacts_and_the_outputs_the_job_runs_read():
-    """`make artifacts` builds build/artifacts at the object keys the job driver names; Terraform
-    uploads every file of it, and writes the outputs zip the job driver passes (eo/cloud/artifacts.py)."""
+    """`make artifacts` builds build/artifacts at the object keys the job driver names; apply runs
+    `publish` over it (never an object per file: a key of an earlier build would be destroyed under
+    the running stream), then uploads the manifests, and writes the outputs zip the job driver
+    passes (eo/cloud/artifacts.py)."""
     from eo.cloud import artifacts
+    from eo.cloud.emr_serverless import MANIFESTS
 
     root = (ROOT / "main.tf").read_text()
-    assert 'artifacts_dir     = "${local.repo_root}/build/artifacts"' in root
+    assert 'artifacts_dir = "${local.repo_root}/build/artifacts"' in root
     assert artifacts.BUILD_DIR == REPO_ROOT / "build" / "artifacts"
-    upload = root[root.index('resource "aws_s3_object" "job_artifacts"') :]
-    assert 'for_each = fileset(local.artifacts_dir, "**")' in upload and "key      = each.value" in upload
-    assert "source_hash = filemd5(" in upload and "depends_on = [aws_s3_object.job_outputs]" in upload
+    listed = re.search(r"artifact_manifests = \[(.*)\]", root).group(1)
+    assert set(unquote(m.strip()) for m in listed.split(",")) == set(MANIFESTS)
+    assert set(MANIFESTS) == {JAR_MANIFEST, artifacts.APPLICATION_MANIFEST}
+    publish = root[root.index('resource "terraform_data" "job_artifacts"') :]
+    publish = publish[: publish.index("\n}\n")]
+    assert "python -m eo.cloud.emr_serverless publish --bucket ${module.storage.artifacts_bucket}" in publish
+    assert "filesha256(" in publish and "depends_on = [aws_s3_object.job_outputs]" in publish
+    assert 'resource "aws_s3_object" "job_artifacts"' not in root and "fileset(local.artifacts_dir" not in root
+    manifests = root[root.index('resource "aws_s3_object" "artifact_manifests"') :]
+    assert "for_each     = toset(local.artifact_manifests)" in manifests
+    assert "depends_on = [terraform_data.job_artifacts]" in manifests
+    # The objects an earlier state held one resource each for are forgotten, not destroyed.
+    assert re.search(r"removed \{\s+from = aws_s3_object.job_artifacts\s+lifecycle \{\s+destroy = false", root)
     outputs = root[root.index('resource "aws_s3_object" "job_outputs"') :]
-    # On an object that always exists: a plan without build/artifacts fails instead of deleting them.
-    assert 'fileexists("${local.artifacts_dir}/jars/manifest.json")' in outputs
+    # On an object that always exists: a plan without build/artifacts fails instead of uploading nothing.
+    assert 'fileexists("${local.artifacts_dir}/${key}")' in outputs
     assert (
         f'filename = "{artifacts.OUTPUTS_MEMBER}"' in root
         and "content  = jsonencode(local.application_outputs)" in root
     )
     assert re.search(rf'key\s+= "{artifacts.OUTPUTS_KEY}"', root)
     assert JAR_MANIFEST == "jars/manifest.json"
+
+
+def test_superseded_job_artifacts_expire_by_the_tag_the_upload_gives_them():
+    from eo.cloud.emr_serverless import SUPERSEDED_TAG
+
+    storage = (TF / "modules" / "storage" / "main.tf").read_text()
+    rule = storage[storage.index('id     = "expire-superseded-artifacts"') :]
+    rule = rule[: rule.index("\n  }\n")]
+    name, value = SUPERSEDED_TAG
+    assert f'key   = "{name}"' in rule and f'value = "{value}"' in rule
+    assert "days = rule.value" in rule and "prefix" not in rule  # the tag alone: current objects never match
+    assert 'each.key == "artifacts" ? [var.superseded_artifact_retention_days]' in storage
+    assert blocks(TF / "modules" / "storage", "variable")["superseded_artifact_retention_days"]["default"] >= 7
 
 
 def test_the_job_image_repository_is_private_immutable_scanned_and_encrypted():

@@ -11,6 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from eo.cloud import emr_serverless
+from eo.cloud.artifacts import Application, MissingArtifacts
 from eo.cloud.outputs import RuntimeMismatch, emr_runtime
 from eo.runtime.config import load_settings
 from eo.runtime.jars import MissingJarsError
@@ -44,6 +45,11 @@ class Bucket:
         if Key not in self.objects:
             raise ClientError({"Error": {"Code": "NoSuchKey"}}, "GetObject")
         return {"Body": io.BytesIO(self.objects[Key])}
+
+    def get_object_tagging(self, Bucket, Key):  # what publish asks of each key
+        if Key not in self.objects:
+            raise ClientError({"Error": {"Code": "NoSuchKey"}}, "GetObjectTagging")
+        return {"TagSet": []}
 
 
 @pytest.fixture
@@ -116,8 +122,10 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     monkeypatch.setattr(emr_serverless, "terraform_outputs", lambda settings: outputs)
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver
     keys = emr_serverless.upload(settings, s3, log=lambda _: None, folder=tmp_path / "build" / "artifacts")
-    assert set(keys) == set(s3.objects) and keys[-1] == "jars/manifest.json"
-    assert {"home/eo-conf.zip", "home/eo-outputs.zip", "pyfiles/eo-jobs.zip", "entrypoints/jobs/reset.py"} <= set(keys)
+    assert set(keys) == set(s3.objects) and keys[-2:] == ["manifests/application.json", "jars/manifest.json"]
+    application = Application.from_json(s3.objects["manifests/application.json"])
+    assert {"home/eo-outputs.zip", *application.keys()} <= set(keys)
+    assert application.entry_point("jobs/reset.py").endswith("/jobs/reset.py")
     manifest = json.loads(s3.objects["jars/manifest.json"])
     assert manifest["release_label"] == runtime.release_label and len(manifest["jars"]) == 5 + len(OTHERS)
 
@@ -128,12 +136,14 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     assert spark_jars[-1] == runtime.log_store_jar == "/usr/share/aws/delta/lib/delta-storage-s3-dynamodb.jar"
     assert set(spark_jars[:-1]) == {f"s3://b/jars/{n}" for n in manifest["jars"]}
     assert {j.removeprefix("s3://b/") for j in spark_jars[:-1]} <= set(s3.objects)
+    # The code, configuration and entry point the manifest names: the keys of their content.
+    assert driver["entryPoint"] == f"s3://b/{application.entry_point('jobs/stream.py')}"
     assert params["spark.submit.pyFiles"].split(",") == [
-        "s3://b/pyfiles/eo-jobs.zip",
+        f"s3://b/{application.pyfiles}",
         f"s3://b/jars/{runtime.jar_names()['delta-spark']}",
     ]
     # The job's configuration and outputs travel as archives the runtime unpacks beside it.
-    assert params["spark.archives"] == "s3://b/home/eo-conf.zip#eo_home,s3://b/home/eo-outputs.zip#eo_outputs"
+    assert params["spark.archives"] == f"s3://b/{application.conf}#eo_home,s3://b/home/eo-outputs.zip#eo_outputs"
     assert params["spark.emr-serverless.driverEnv.EO_HOME"] == params["spark.executorEnv.EO_HOME"] == "eo_home"
     assert params["spark.emr-serverless.driverEnv.PYSPARK_PYTHON"] == "/usr/bin/python3.11"
 
@@ -149,3 +159,13 @@ def test_the_job_driver_refuses_missing_or_foreign_uploads(runtime, outputs):
         emr_serverless.job_driver(
             settings, "jobs/verify.py", [], outputs={**outputs, "emr_release_label": "emr-spark-7.13.0"}, s3=s3
         )
+    s3.objects["jars/manifest.json"] = json.dumps(
+        {"release_label": runtime.release_label, "jars": list(runtime.jar_names().values())}
+    ).encode()
+    with pytest.raises(MissingArtifacts, match="no application uploaded"):
+        emr_serverless.job_driver(settings, "jobs/verify.py", [], outputs=outputs, s3=s3)
+    s3.objects["manifests/application.json"] = (
+        Application("p.zip", "c.zip", {"jobs/stream.py": "e/s.py"}).to_json().encode()
+    )
+    with pytest.raises(MissingArtifacts, match=re.escape("jobs/verify.py is not among the uploaded entry points")):
+        emr_serverless.job_driver(settings, "jobs/verify.py", [], outputs=outputs, s3=s3)

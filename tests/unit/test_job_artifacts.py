@@ -74,15 +74,47 @@ def test_the_dockerfile_installs_the_requirements_at_the_locks_versions(tmp_path
 def test_the_built_artifacts_hold_the_code_the_entry_points_and_the_configuration(tmp_path):
     keys = artifacts.build_application(tmp_path)
     assert set(keys) == {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()}
-    with zipfile.ZipFile(tmp_path / artifacts.CONF_KEY) as conf:
+    assert keys[-1] == artifacts.APPLICATION_MANIFEST
+    application = artifacts.built_application(tmp_path)
+    assert application.keys() == keys[:-1]
+    with zipfile.ZipFile(tmp_path / application.conf) as conf:
         assert "conf/platform.toml" in conf.namelist()
         assert conf.read("conf/platform.toml") == (REPO_ROOT / "conf" / "platform.toml").read_bytes()
-    with zipfile.ZipFile(tmp_path / "pyfiles" / "eo-jobs.zip") as code:
+    with zipfile.ZipFile(tmp_path / application.pyfiles) as code:
         names = code.namelist()
     assert {"eo/runtime/config.py", "streaming/run.py", "batch/rebuild.py", "ops/reset.py"} <= set(names)
-    assert not any(n.startswith(("tests/", "lab/", "dags/")) for n in names)
-    for script in artifacts.ENTRY_POINTS:
-        assert (tmp_path / "entrypoints" / script).read_bytes() == (REPO_ROOT / script).read_bytes()
+    assert not any(n.startswith(("tests/", "lab/", "dags/", "jobs/")) for n in names)
+    assert set(application.entrypoints) == set(artifacts.ENTRY_POINTS)
+    for script, key in application.entrypoints.items():
+        assert (tmp_path / key).read_bytes() == (REPO_ROOT / script).read_bytes()
+        assert key.endswith(f"/{script}")  # EMR runs the file under its own name
+
+
+def test_each_key_is_named_by_its_content():
+    one = artifacts.content_key("pyfiles/eo-jobs.zip", b"code")
+    assert one == artifacts.content_key("pyfiles/eo-jobs.zip", b"code")
+    assert re.fullmatch(r"pyfiles/eo-jobs-[0-9a-f]{16}\.zip", one)
+    assert artifacts.content_key("pyfiles/eo-jobs.zip", b"codf") != one
+    entry = artifacts.content_key("entrypoints/jobs/stream.py", b"x")
+    assert re.fullmatch(r"entrypoints/[0-9a-f]{16}/jobs/stream\.py", entry)
+    assert artifacts.content_key("home/eo-conf.zip", b"x").removeprefix("home/eo-conf-") == entry.split("/")[1] + ".zip"
+
+
+def test_the_same_sources_build_the_same_keys_and_a_changed_byte_new_ones(tmp_path, monkeypatch):
+    first = artifacts.build_application(tmp_path / "one")
+    assert artifacts.build_application(tmp_path / "two") == first  # zips without build times
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    for toml in (REPO_ROOT / "conf").glob("*.toml"):
+        (conf / toml.name).write_bytes(toml.read_bytes())
+    (conf / "platform.toml").write_bytes((conf / "platform.toml").read_bytes() + b"\n")
+    monkeypatch.setattr(artifacts, "config_file", lambda: conf / "platform.toml")
+    before = artifacts.built_application(tmp_path / "one")
+    artifacts.build_application(tmp_path / "one")  # rebuilt in place: the earlier build's files go
+    after = artifacts.built_application(tmp_path / "one")
+    assert after.conf != before.conf  # only the configuration changed
+    assert (after.pyfiles, after.entrypoints) == (before.pyfiles, before.entrypoints)
+    assert not (tmp_path / "one" / before.conf).exists()
 
 
 def test_a_job_run_finds_its_home_and_outputs_in_its_working_folder(tmp_path, monkeypatch):
@@ -93,7 +125,10 @@ def test_a_job_run_finds_its_home_and_outputs_in_its_working_folder(tmp_path, mo
         z.extractall(tmp_path / "run" / artifacts.OUTPUTS_ALIAS)
     (tmp_path / "run" / artifacts.HOME_ALIAS).mkdir()
     monkeypatch.chdir(tmp_path / "run")
-    conf = artifacts.application_conf(load_settings("local"), "b")
+    application = artifacts.Application("pyfiles/eo-jobs-0.zip", "home/eo-conf-0.zip", {})
+    conf = artifacts.application_conf(load_settings("local"), "b", application)
+    assert conf["spark.submit.pyFiles"] == "s3://b/pyfiles/eo-jobs-0.zip"
+    assert conf["spark.archives"].startswith(f"s3://b/home/eo-conf-0.zip#{artifacts.HOME_ALIAS},")
     env = {k.split(".")[-1]: v for k, v in conf.items() if k.startswith("spark.emr-serverless.driverEnv.")}
     assert env["EO_HOME"] == artifacts.HOME_ALIAS and env["PYSPARK_PYTHON"] == artifacts.JOB_PYTHON
     monkeypatch.setenv("EO_HOME", env["EO_HOME"])
@@ -121,10 +156,11 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     keys = artifacts.build_application(build)
     artifacts.outputs_archive({"region": "r"}, build / artifacts.OUTPUTS_KEY)
     files = {k: build / k for k in [*keys, artifacts.OUTPUTS_KEY]}
-    files["jars/effectively-once-reader-0.1.0.jar"] = build / artifacts.CONF_KEY  # any bytes
-    conf = artifacts.application_conf(load_settings("local"), "b")
+    application = artifacts.built_application(build)
+    files["jars/effectively-once-reader-0.1.0.jar"] = build / application.conf  # any bytes
+    conf = artifacts.application_conf(load_settings("local"), "b", application)
     conf["spark.jars"] = "s3://b/jars/effectively-once-reader-0.1.0.jar,s3://b/jars/delta-spark_4.1_2.13-4.2.0.jar"
-    submit = spark_submit("b", "jobs/verify.py", ["--run-name", "x"], conf)["sparkSubmit"]
+    submit = spark_submit("b", application.entry_point("jobs/verify.py"), ["--run-name", "x"], conf)["sparkSubmit"]
     bucket = Bucket(files)
     runtime = LocalRuntime(tmp_path / "venv", bucket, {"JAVA_HOME": "/jvm"})
     (tmp_path / "job").mkdir()
@@ -142,6 +178,7 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     assert (tmp_path / "job" / artifacts.HOME_ALIAS / "conf" / "platform.toml").is_file()
     assert json.loads((tmp_path / "job" / env["EO_TF_OUTPUTS"]).read_text()) == {"region": "r"}
     assert command[-3:] == [str(tmp_path / "job" / "verify.py"), "--run-name", "x"]
+    assert set(bucket.fetched) >= {application.pyfiles, application.conf, application.entry_point("jobs/verify.py")}
     jars = dict(a.split("=", 1) for a in command[4:-3:2])["spark.jars"].split(",")
     assert str(tmp_path / "job" / "effectively-once-reader-0.1.0.jar") in jars  # shipped: fetched
     assert not any("4.1_2.13" in j for j in jars)  # the release's: the runtime's own stand-in

@@ -190,11 +190,12 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = [var.checkpoint_bucket_arn, var.lake_bucket_arn]
       },
       {
-        # Job drivers name the jars the last upload recorded (eo/cloud/emr_serverless.py JAR_MANIFEST).
-        Sid      = "ReadJarManifest"
+        # Job drivers name the jars and the application's keys the last upload recorded
+        # (eo/cloud/emr_serverless.py JAR_MANIFEST, eo/cloud/artifacts.py APPLICATION_MANIFEST).
+        Sid      = "ReadArtifactManifests"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
-        Resource = ["${var.artifacts_bucket_arn}/jars/manifest.json"]
+        Resource = ["${var.artifacts_bucket_arn}/jars/manifest.json", "${var.artifacts_bucket_arn}/manifests/application.json"]
       },
       {
         Sid      = "MwaaChecksPublicAccess"

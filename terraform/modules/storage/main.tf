@@ -209,6 +209,7 @@ resource "aws_s3_bucket_policy" "tls_only" {
 
 # One rule set for the three buckets: the quarantine and report prefixes only exist in the lake.
 resource "aws_s3_bucket_lifecycle_configuration" "this" {
+  #checkov:skip=CKV_AWS_300:S3 refuses an abort of incomplete uploads in a rule filtered by tag (expire-superseded-artifacts); the noncurrent-versions rule, filter {}, aborts them for the whole bucket after 7 days
   for_each = local.buckets
   bucket   = aws_s3_bucket.this[each.key].id
 
@@ -241,6 +242,27 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
     }
     abort_incomplete_multipart_upload {
       days_after_initiation = 7
+    }
+  }
+
+  # The artifacts bucket's job code, conf and entry points are never overwritten (their keys name
+  # their content): the upload that stops naming one copies it onto itself tagged superseded
+  # (eo/cloud/emr_serverless.py publish), and it expires this many days after that copy, its
+  # creation date. Current ones carry no such tag; a job run started earlier keeps its files until then.
+  dynamic "rule" {
+    for_each = each.key == "artifacts" ? [var.superseded_artifact_retention_days] : []
+    content {
+      id     = "expire-superseded-artifacts"
+      status = "Enabled"
+      filter {
+        tag {
+          key   = "eo-artifact"
+          value = "superseded"
+        }
+      }
+      expiration {
+        days = rule.value
+      }
     }
   }
 

@@ -69,3 +69,9 @@ variable "tags" {
   description = "Tags applied to every resource."
   default     = {}
 }
+
+variable "superseded_artifact_retention_days" {
+  type        = number
+  description = "Days a job artifact (code, conf, entry point, jar) is kept once an upload stopped naming it: a job run started before that upload (the stream) keeps fetching it until then."
+  default     = 30
+}
