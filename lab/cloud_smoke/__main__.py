@@ -37,10 +37,11 @@ from eo.cloud.artifacts import (
     build_application,
     outputs_archive,
 )
-from eo.cloud.emr_serverless import emr_jar_paths, spark_submit, uploaded_application
+from eo.cloud.emr_serverless import spark_submit, uploaded_application
 from eo.runtime.cli import NOT_READY, guarded
 from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
+from eo.runtime.jars import jar_paths
 from eo.runtime.kafka_admin import delete_topic, ensure_topic
 from eo.runtime.tf_outputs import read_outputs
 from infra.kafka import Broker
@@ -77,7 +78,7 @@ class Smoke:
         outputs_archive(read_outputs(ENV, REPO_ROOT), outputs)
         self.s3.upload_file(str(outputs), self.bucket, OUTPUTS_KEY)
         keys = emr_serverless.publish(build, self.bucket, self.s3, log=lambda line: print(f"   {line}", flush=True))
-        jars = [Path(j) for j in emr_jar_paths() if Path(j).name.startswith(SHIPPED_JARS)]
+        jars = [Path(j) for j in jar_paths(object_store=True) if Path(j).name.startswith(SHIPPED_JARS)]
         for jar in jars:
             self.s3.upload_file(str(jar), self.bucket, artifact_key("jars", jar))
         self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
@@ -88,7 +89,7 @@ class Smoke:
         the runtime's own release jars."""
         application = uploaded_application(self.bucket, self.s3)
         conf = application_conf(self.settings, self.bucket, application)
-        delta = next(j for j in self.runtime.release_jars() if Path(j).name.startswith("delta-spark"))
+        delta = next(j for j in jar_paths() if Path(j).name.startswith("delta-spark"))  # the release's stand-in
         conf["spark.submit.pyFiles"] += f",{delta}"
         submit = spark_submit(
             self.bucket, application.entry_point(script), args, {"spark.jars": ",".join(self.shipped_jars), **conf}
