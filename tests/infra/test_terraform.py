@@ -397,7 +397,7 @@ def test_the_outputs_the_tasks_read_are_uploaded_where_they_read_them(monkeypatc
     upload = root[root.index('resource "aws_s3_object" "application_outputs"') :]
     assert 'key          = "dags/conf/terraform-outputs/${local.eo_env}.json"' in upload
     assert "jsonencode(local.application_outputs)" in upload
-    assert 'eo_env            = "aws"' in root and "EO_ENV = local.eo_env" in root
+    assert re.search(r'eo_env\s+= "aws"', root) and "EO_ENV = local.eo_env" in root
     monkeypatch.delenv("EO_TF_OUTPUTS", raising=False)  # MWAA sets none: the file beside the DAGs
     assert outputs_path("aws", Path("/dags")) == Path("/dags/conf/terraform-outputs/aws.json")
 
