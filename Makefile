@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -115,7 +115,10 @@ job-image: venv ## the job image's build context (build/job-image); with Docker 
 	@if [ -n "$(JOB_IMAGE)" ]; then docker build --platform linux/amd64 -t $(JOB_IMAGE) build/job-image && docker push $(JOB_IMAGE); \
 	  else echo "set JOB_IMAGE=<job_image_repository_url output>:<tag> to build and push (needs Docker)"; fi
 
-cloud-smoke: setup ## the shipped job artifacts run as EMR Serverless runs them, on local S3 + DynamoDB (moto) and Kafka (~6 min)
+# The smoke's stand-in for the release image's S3 access: hadoop-aws for the Hadoop of the release's PySpark.
+jars-aws-emr: $(JARS)/aws-emr/.resolved
+
+cloud-smoke: setup jars-emr jars-aws-emr ## the shipped job artifacts run as EMR Serverless runs them (the release's Spark and Delta), on local S3 + DynamoDB (moto) and Kafka (~8 min)
 	$(PYTHON) -m lab.cloud_smoke $(SMOKE_ARGS)
 
 terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)

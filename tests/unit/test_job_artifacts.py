@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from eo.cloud import artifacts, job_image
-from eo.cloud.emr_serverless import spark_submit
+from eo.cloud.emr_serverless import EMR_JARS_DIR, spark_submit
 from eo.runtime.config import REPO_ROOT, _home, load_settings
 from eo.runtime.tf_outputs import read_outputs
-from lab.cloud_smoke.runtime import BadJobDriver, LocalRuntime, parameters
+from lab.cloud_smoke.runtime import S3A_JARS_DIR, BadJobDriver, LocalRuntime, parameters
 
 pytestmark = pytest.mark.unit
 
@@ -162,6 +162,11 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     conf["spark.jars"] = "s3://b/jars/effectively-once-reader-0.1.0.jar,s3://b/jars/delta-spark_4.1_2.13-4.2.0.jar"
     submit = spark_submit("b", application.entry_point("jobs/verify.py"), ["--run-name", "x"], conf)["sparkSubmit"]
     bucket = Bucket(files)
+    # The release's PySpark's Hadoop, which the runtime's hadoop-aws must match (make jars-aws-emr).
+    hadoop = next(S3A_JARS_DIR.glob("hadoop-aws-*.jar")).name.removeprefix("hadoop-aws-")
+    bundled = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "pyspark" / "jars"
+    bundled.mkdir(parents=True)
+    (bundled / f"hadoop-client-api-{hadoop}").touch()
     runtime = LocalRuntime(tmp_path / "venv", bucket, {"JAVA_HOME": "/jvm"})
     (tmp_path / "job").mkdir()
     command, env = runtime.prepare(submit, tmp_path / "job")
@@ -181,7 +186,7 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     assert set(bucket.fetched) >= {application.pyfiles, application.conf, application.entry_point("jobs/verify.py")}
     jars = dict(a.split("=", 1) for a in command[4:-3:2])["spark.jars"].split(",")
     assert str(tmp_path / "job" / "effectively-once-reader-0.1.0.jar") in jars  # shipped: fetched
-    assert not any("4.1_2.13" in j for j in jars)  # the release's: the runtime's own stand-in
+    assert str(EMR_JARS_DIR / "delta-spark_4.1_2.13-4.2.0.jar") in jars  # the release's: the runtime's own
     assert "jars/delta-spark_4.1_2.13-4.2.0.jar" not in bucket.fetched
     assert f"spark.executorEnv.PYSPARK_PYTHON={python}" in command
 
