@@ -8,10 +8,16 @@ S3 server and its DynamoDB (moto) and a local Kafka, in the local-s3 environment
 3. guard: while a shipped stream holds the lease, a shipped `rebuild --target main` and a shipped
    reset (each in a folder of its own: another machine) must refuse, and take no epoch; once the
    stream has stopped, the rebuild into main must pass;
-4. commit race: the stream's commits against OPTIMIZE on one table (commit_race.py).
+4. commit race: the stream's commits against OPTIMIZE on one table (commit_race.py);
+5. cancel_on_kill: a DAG task's EMR Serverless job run, its task killed while it waits, must end
+   cancelled (cancel.py, on moto's EMR Serverless);
+6. iam: what the job runs and that task need, against the deployed policies (iam.py);
+7. versions: the Spark, Delta, Python and deltalake the jobs ran and the MWAA venv's Airflow must
+   be infra/cloud-versions.json's (versions.py): the engine is the EMR release's (runtime.py).
 
 Writes reports/cloud-smoke/latest.json (and the jobs' logs beside it). It wipes the local-s3
-environment's lake and checkpoints and its topic first. Exits non-zero unless everything passed.
+environment's lake and checkpoints and its topic first. Exits non-zero unless everything passed;
+on versions other than the matrix's, with one line naming each difference.
 """
 
 from __future__ import annotations
@@ -34,18 +40,17 @@ from eo.cloud.artifacts import (
     OUTPUTS_KEY,
     application_conf,
     artifact_key,
-    build_application,
     outputs_archive,
 )
-from eo.cloud.emr_serverless import spark_submit, uploaded_application
+from eo.cloud.emr_serverless import emr_jar_paths, spark_submit, uploaded_application
 from eo.runtime.cli import NOT_READY, guarded
 from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.jars import jar_paths
 from eo.runtime.kafka_admin import delete_topic, ensure_topic
 from eo.runtime.tf_outputs import read_outputs
 from infra.kafka import Broker
 from infra.s3 import LocalS3
+from lab.cloud_smoke import cancel, iam, versions
 from lab.cloud_smoke.commit_race import passed as race_passed
 from lab.cloud_smoke.commit_race import race
 from lab.cloud_smoke.job_venv import job_venv
@@ -70,26 +75,26 @@ class Smoke:
         self.shipped_jars: list[str] = []
 
     def ship(self) -> int:
-        """The artifacts as Terraform uploads them (emr_serverless.publish: content-addressed keys,
-        the manifest last); the release's jars are the runtime's (runtime.py)."""
+        """The artifacts as Terraform uploads them (make artifacts' emr_serverless.build: the release's
+        jars and their manifest, the application's own; emr_serverless.publish: content-addressed
+        keys, the manifests last). Job runs take the application's own jars from there, the
+        release's from the runtime (runtime.py)."""
         build = self.folders / "build"
-        build_application(build)
+        emr_serverless.build(build)
         outputs = self.folders / "outputs" / OUTPUTS_KEY
         outputs_archive(read_outputs(ENV, REPO_ROOT), outputs)
         self.s3.upload_file(str(outputs), self.bucket, OUTPUTS_KEY)
         keys = emr_serverless.publish(build, self.bucket, self.s3, log=lambda line: print(f"   {line}", flush=True))
-        jars = [Path(j) for j in jar_paths(object_store=True) if Path(j).name.startswith(SHIPPED_JARS)]
-        for jar in jars:
-            self.s3.upload_file(str(jar), self.bucket, artifact_key("jars", jar))
+        jars = [Path(j) for j in emr_jar_paths() if Path(j).name.startswith(SHIPPED_JARS)]
         self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
-        return 1 + len(keys) + len(jars)
+        return 1 + len(keys)
 
     def driver(self, script: str, args: list[str]) -> dict:
         """The job driver eo/cloud/emr_serverless.py makes, from the uploaded manifest's keys, but for
         the runtime's own release jars."""
         application = uploaded_application(self.bucket, self.s3)
         conf = application_conf(self.settings, self.bucket, application)
-        delta = next(j for j in jar_paths() if Path(j).name.startswith("delta-spark"))  # the release's stand-in
+        delta = next(j for j in self.runtime.release_jars() if Path(j).name.startswith("delta-spark"))
         conf["spark.submit.pyFiles"] += f",{delta}"
         submit = spark_submit(
             self.bucket, application.entry_point(script), args, {"spark.jars": ",".join(self.shipped_jars), **conf}
@@ -116,7 +121,8 @@ def verdict(folder: Path) -> dict:
     if not path.exists():
         return {"missing": str(path)}
     found = json.loads(path.read_text())
-    return {"passed": found["passed"], **{k: found["reconciliation"].get(k) for k in ("no_loss", "acked", "lost")}}
+    reconciliation = found.get("reconciliation", {})
+    return {"passed": found.get("passed"), **{k: reconciliation.get(k) for k in ("no_loss", "acked", "lost")}}
 
 
 def bronze_rows(settings: Settings) -> int:
@@ -209,16 +215,26 @@ def main(argv: list[str] | None = None) -> int:
         raced = settings.with_overrides(lake_root=f"{settings.lake_root}/_commit_race_{uuid.uuid4().hex[:8]}")
         report["commit_race"] = race(raced)
         report["seconds"]["commit_race"] = round(time.monotonic() - t)
+        t = step("cancel_on_kill: a DAG task's EMR Serverless job run, the task killed while it waits (moto)")
+        report["cancel"] = cancel.check(read_outputs(ENV, REPO_ROOT), server.endpoint, logs)
+        report["cancel_on_kill"] = report["cancel"].pop("cancel_on_kill")
+        report["iam"] = iam.check()
+        driver_logs = [logs / f"{name}.log" for name in ("stream", "rebuild", "verify")]
+        report["versions"], report["versions_from"] = versions.ran(runtime.venv, runtime.release_jars(), driver_logs)
     finally:
         if started_kafka:
             broker.stop()
         if started_s3:
             server.stop()
-    ok = passed(report)
+    report["versions_differ"] = differ = versions.differences(report.get("versions", {}))
+    ok = passed(report) and not differ
     report["passed"] = ok
     for path in (logs / "cloud-smoke.json", REPORTS / "latest.json"):
         path.write_text(json.dumps(report, indent=2))
-    print(json.dumps({k: report[k] for k in ("artifact", "guard", "commit_race")}, indent=2))
+    shown = ("versions", "artifact", "guard", "commit_race", "cancel_on_kill", "iam")
+    print(json.dumps({k: report.get(k) for k in shown}, indent=2))
+    if differ:
+        print(f"cloud smoke ran other versions than infra/cloud-versions.json: {'; '.join(differ)}")
     print(f"\ncloud smoke {'PASSED' if ok else 'FAILED'}: {REPORTS / 'latest.json'}")
     return 0 if ok else 1
 
@@ -235,6 +251,8 @@ def passed(report: dict) -> bool:
         and all(checks.get(k) for k in ("rebuild_main_refused", "reset_refused", "epoch_unchanged"))
         and "commit_race" in report
         and race_passed(report["commit_race"])
+        and report.get("cancel_on_kill") is True
+        and report.get("iam", {}).get("denied") == []
     )
 
 
