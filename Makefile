@@ -118,7 +118,7 @@ job-image: venv ## the job image's build context (build/job-image); with Docker 
 # The smoke's stand-in for the release image's S3 access: hadoop-aws for the Hadoop of the release's PySpark.
 jars-aws-emr: $(JARS)/aws-emr/.resolved
 
-cloud-smoke: setup jars-emr jars-aws-emr ## the shipped job artifacts run as EMR Serverless runs them (the release's Spark and Delta), on local S3 + DynamoDB (moto) and Kafka (~8 min)
+cloud-smoke: setup jars-emr jars-aws-emr ## the shipped job artifacts run as EMR Serverless runs them (the release's Spark and Delta), on local S3 + DynamoDB (moto) and Kafka (~4 min)
 	$(PYTHON) -m lab.cloud_smoke $(SMOKE_ARGS)
 
 terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when neither is installed)
