@@ -43,7 +43,9 @@ from eo_common.platform import DEFAULT_ARGS, START_DATE, TAGS
     },
 )
 def stream_supervisor():
-    @task
+    # One XCom for the whole report: `-> dict` alone would push each key apart, and Airflow 3.0
+    # (MWAA's) refuses a key whose value is None (422), as `held` is when nothing holds the lease.
+    @task(multiple_outputs=False)
     def inspect() -> dict:
         from eo.runtime.config import load_settings
         from eo.runtime.monitoring import health

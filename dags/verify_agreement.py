@@ -113,7 +113,7 @@ def verify_agreement():
         max_active_tis_per_dag=1,  # one check at a time (one GX project), backfill runs included
     )
 
-    @task(trigger_rule="all_done")  # after a verify that failed too, to say so
+    @task(trigger_rule="all_done", multiple_outputs=False)  # after a verify that failed too, to say so; one XCom
     def publish_data_docs(run_id=None, ti=None) -> dict:
         """Point at this run's verdict and the Data Docs; fail the run when the check failed, in
         one last line that says where (skip it when nothing asked for was rebuilt), else mark the

@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from eo.core.domains import Domains
 from eo.core.intervals import Interval, as_text, compact, merged, parse_many, rebuilt_before
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
-from eo.runtime.reading import domains
 from eo.runtime.storage import files_under
 
 
@@ -26,7 +26,7 @@ def record_rebuilt(settings: Settings, intervals: list[Interval] | None, started
     log it read held no event time later than `started` plus the clock skew the reading allows."""
     stamp = started.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     uri = f"{coverage_folder(settings)}/{stamp}-{compact(intervals)}.json"
-    horizon = started + dt.timedelta(minutes=domains(settings).max_future_skew_minutes)
+    horizon = started + dt.timedelta(minutes=Domains.from_conf(settings.domains).max_future_skew_minutes)
     record = {"intervals": as_text(intervals), "started": started.isoformat(), "horizon": horizon.isoformat()}
     environment(settings).lake_files.write_text(uri, json.dumps(record))
     return uri

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from eo.cloud.versions import cloud_versions
 from eo.runtime.config import REPO_ROOT
 from tests.infra.test_mwaa_requirements import deployed_airflow_version
 
@@ -53,9 +54,114 @@ def test_the_dags_import_and_serialize_on_the_airflow_mwaa_runs(tmp_path):
         [str(MWAA_PYTHON), "-c", PROBE], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    (tmp_path / "runs.log").write_text(done.stdout + done.stderr)
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["version"] == deployed_airflow_version()
     assert found["errors"] == {}
     assert set(found["dags"]) == {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"}
     assert "rebuild_interval" in found["dags"]["rebuild_derived"] and "verify" in found["dags"]["verify_agreement"]
     assert found["spark"] == []
+
+
+# One run of each DAG, as MWAA's scheduler would make it: dag.test() on MWAA's Airflow, the tasks in
+# its venv (no pyspark there), their AWS calls against moto's server (S3, DynamoDB, EMR Serverless,
+# whose job runs end SUCCESS at once) and Kafka a real local broker without MSK's IAM signing.
+RUNS = """
+import datetime as dt, json, sys
+from airflow.models.dagbag import DagBag
+
+bag = DagBag(dag_folder="dags", include_examples=False)
+day = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+options = {
+    "rebuild_derived": {"run_conf": {"day": "2026-11-20"}, "logical_date": day + dt.timedelta(days=1)},
+    "verify_agreement": {"run_conf": {"interval": "2026-11-20T00:00:00Z/2026-11-21T00:00:00Z"}},
+    "lake_maintenance": {},
+    "stream_supervisor": {},
+}
+found = {}
+for dag_id, given in options.items():
+    dag = bag.dags[dag_id]
+    for each in dag.tasks:  # one try: a failure is reported at once, not after the retries' delays
+        each.retries = 0
+    run = dag.test(**given)
+    tasks = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+    found[dag_id] = {"state": str(run.state), "tasks": tasks}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture
+def moto_aws(tmp_path, monkeypatch):
+    """moto's server with the buckets, log store table and EMR Serverless application Terraform
+    makes, and the job artifacts uploaded as `terraform apply` would (the job drivers read them)."""
+    from eo.cloud import emr_serverless
+    from eo.runtime.config import config_file, load_settings
+    from infra.s3 import LocalS3
+    from tests.conftest import WORKER
+
+    outputs = tmp_path / "outputs.json"
+    monkeypatch.setenv("EO_TF_OUTPUTS", str(outputs))
+    server = LocalS3.default(port=15155 + WORKER)  # its own server: local-s3's, on another port
+    config = tmp_path / "platform.toml"
+    text = config_file().read_text().replace("127.0.0.1:5055", f"127.0.0.1:{server.port}")
+    # local-s3 with the aws environment's job runner: every Spark task an EMR Serverless job run
+    config.write_text(text.replace("[env.local-s3]\n", '[env.local-s3]\njob_runner = "emr-serverless"\n', 1))
+    monkeypatch.setenv("EO_CONFIG", str(config))
+    server.start()
+    try:
+        emr, role = server.client("emr-serverless"), "arn:aws:iam::123456789012:role/eo-spark"
+        # A release label moto knows; the outputs name the matrix's.
+        app = emr.create_application(name="eo", releaseLabel="emr-7.0.0", type="SPARK")["applicationId"]
+        # moto's ListJobRuns refuses an application no job run has started on yet (ResourceNotFound):
+        # one run, of a name no DAG uses, before a task lists them.
+        emr.start_job_run(
+            applicationId=app, executionRoleArn=role, jobDriver={"sparkSubmit": {"entryPoint": "s3://x/y"}}
+        )
+        values = json.loads(outputs.read_text())
+        values.update(emr_application_id={"value": app}, emr_release_label={"value": cloud_versions().emr_release})
+        values.update(spark_role_arn={"value": role})
+        outputs.write_text(json.dumps(values))
+        env = {"EO_ENV": "local-s3", "EO_JOB_RUNNER": "emr-serverless", "EO_AWS_ENDPOINT": server.endpoint}
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        settings = load_settings("local-s3")
+        emr_serverless.upload(settings, server.client("s3"), log=lambda _: None, folder=tmp_path / "artifacts")
+        yield server, env | {"EO_TF_OUTPUTS": str(outputs), "EO_CONFIG": str(config)}
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_each_dag_runs_once_on_the_airflow_mwaa_runs(tmp_path, moto_aws, kafka):
+    server, aws_env = moto_aws
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "EO_"))}
+    env |= aws_env | {
+        "AIRFLOW_HOME": str(tmp_path / "airflow"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path / 'airflow.db'}",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+        "PYTHONPATH": os.pathsep.join(str(REPO_ROOT / p) for p in ("", "dags", "plugins")),
+        "AWS_ENDPOINT_URL": server.endpoint,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "EO_KAFKA_BOOTSTRAP": kafka.bootstrap,
+        "EO_REPORTS_ROOT": str(tmp_path / "reports"),
+    }
+    # The metadata database, and the DAGs and their assets in it, as MWAA's DAG processor leaves them.
+    for command in (["db", "migrate"], ["dags", "reserialize"]):
+        done = subprocess.run(
+            [str(MWAA_PYTHON), "-m", "airflow", *command], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    done = subprocess.run(
+        [str(MWAA_PYTHON), "-c", RUNS], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    (tmp_path / "runs.log").write_text(done.stdout + done.stderr)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    # Every task, not the run's state: a last task with trigger_rule all_done leaves a run green
+    # whose first task failed (verify_agreement's publish_data_docs).
+    states = [(f"{dag}.{task}", state) for dag, run in found.items() for task, state in run["tasks"].items()]
+    failed = [f"{task}: {state}" for task, state in states if state not in ("success", "skipped")]
+    assert failed == [], f"{failed}: see {tmp_path / 'runs.log'}"
+    assert {d: run["state"] for d, run in found.items()} == dict.fromkeys(found, "success")

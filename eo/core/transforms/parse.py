@@ -15,11 +15,11 @@ Reasons, first match wins, in this order:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from eo.core.domains import Domains
 from eo.core.tables import INGEST_BATCH, QUARANTINE, SILVER, SOURCE_KEY
 
 ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
@@ -38,23 +38,6 @@ READING = (
     "struct<event_id: string, event_type: string, event_time: timestamp, user_id: string, session_id: string, "
     "campaign_id: string, ad_id: string, price: decimal(10,2), reason: string>"
 )
-
-
-@dataclass(frozen=True)
-class Domains:
-    """The bounds of the field domains; the values live in conf/platform.toml [domains]."""
-
-    event_time_floor: str = "2000-01-01T00:00:00Z"
-    max_future_skew_minutes: int = 15
-    max_record_bytes: int = 65536
-
-    @classmethod
-    def from_conf(cls, values: dict) -> Domains:
-        known = {k: values[k] for k in cls.__dataclass_fields__ if k in values}
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            raise ValueError(f"unknown [domains] keys {unknown}; known: {sorted(cls.__dataclass_fields__)}")
-        return cls(**known)
 
 
 def first_reason(*checks: tuple[Column, str]) -> Column:
@@ -84,8 +67,10 @@ def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Colu
     )
 
 
-def parse_events(raw: DataFrame, domains: Domains = Domains()) -> DataFrame:
-    """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid)."""
+def parse_events(raw: DataFrame, domains: Domains | None = None) -> DataFrame:
+    """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid);
+    `domains`: the bounds, Domains()'s defaults when not given."""
+    domains = domains or Domains()
     register_reader(raw.sparkSession)
     # The ingest batch goes along, for the first-copy rule (eo/core/transforms/dedup.py); Kafka's
     # records have none yet: the stream assigns it when it commits them to bronze.
