@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.metrics import added_up, users_added
 from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
+from eo.runtime.cli import NotReady
 from eo.runtime.config import Settings
 from eo.runtime.data_files import Buckets, write_files
 from eo.runtime.key_removal import held
@@ -38,16 +39,49 @@ from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
 from streaming.replays import committed_tables
 from streaming.stored_sessions import KEYS_COLUMN, Owner, SessionsAt, keys_dictionary_schema, near_stored, schema_at
 
+# The owner hash, by name: every user_sessions file records it beside its owner (data_files.Buckets),
+# and its known answers pin what that name computes. Should a pandas release hash strings otherwise,
+# owners would adopt the files of other owners' users (sessions doubled, distinct users counted
+# twice): the stream refuses to start instead (`check_owner_hash`). Moving to another hash: a new
+# name and its answers here; files noted with the old name are then read as anyone's.
+OWNER_HASH = "pandas.util.hash_array/siphash-2-4/0123456789123456"
+KNOWN_HASHES = {
+    "u1": 2984610181246591869,
+    "user-000042": 14056830043409501072,
+    "ü-unicode": 15885138430709259195,
+    "x" * 40: 17355273493356824715,
+}
+
+
+def _owner_hash(values: np.ndarray) -> np.ndarray:
+    """OWNER_HASH of each string (an object array): pandas' hash is keyed by a constant, not by
+    the process, so every task and process computes the same."""
+    return pd.util.hash_array(values)
+
+
+def owner_hash_values(users: list[str]) -> list[int]:
+    return _owner_hash(np.asarray(users, dtype=object)).tolist()
+
+
+def check_owner_hash() -> None:
+    """NotReady when OWNER_HASH no longer computes its known answers (this pandas hashes otherwise)."""
+    if owner_hash_values(list(KNOWN_HASHES)) != list(KNOWN_HASHES.values()):
+        raise NotReady(
+            f"the owner hash {OWNER_HASH} computes other values under pandas {pd.__version__}: user_sessions' "
+            "files are laid out by the old ones. Install requirements.lock's pandas, or move to a new hash "
+            "(OWNER_HASH and KNOWN_HASHES in streaming/session_merge.py; files of the old one are read as anyone's)"
+        )
+
 
 def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.ndarray:
-    """The task that owns each user's sessions: the same in every task and process (pandas' hash of
-    a string is keyed by a constant, not by the process)."""
+    """The task that owns each user's sessions: OWNER_HASH modulo the owners, the same in every
+    task and process."""
     flat = users.combine_chunks() if isinstance(users, pa.ChunkedArray) else users
     if flat.null_count:
-        hashed = pd.util.hash_array(np.asarray(flat.to_numpy(zero_copy_only=False), dtype=object))
+        hashed = _owner_hash(np.asarray(flat.to_numpy(zero_copy_only=False), dtype=object))
     else:  # each distinct user hashed once: a task holds many rows per user
         distinct = pc.dictionary_encode(flat)
-        each = pd.util.hash_array(np.asarray(distinct.dictionary.to_numpy(zero_copy_only=False), dtype=object))
+        each = _owner_hash(np.asarray(distinct.dictionary.to_numpy(zero_copy_only=False), dtype=object))
         hashed = each[distinct.indices.to_numpy()]
     return (hashed % np.uint64(partitions)).astype(np.int32)
 
@@ -55,7 +89,7 @@ def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.nda
 def user_buckets(owners: int) -> Buckets:
     """user_sessions' files laid out by owner: a file per partition and owner of `owners`, so each
     owner of a later batch opens its own alone (streaming/stored_sessions.py `Owner`)."""
-    return Buckets("user_id", owners, user_partition)
+    return Buckets("user_id", owners, user_partition, OWNER_HASH)
 
 
 def by_owner(rows: pa.Table, partitions: int, column: str = "user_id") -> Iterator[tuple[int, pa.Table]]:

@@ -13,12 +13,14 @@ from eo.runtime.lake import ensure_reference, ensure_tables, table_exists
 from eo.runtime.live_tables import claim, holder, restore_properties
 from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
+from streaming.session_merge import check_owner_hash
 
 QUERY = STREAM_QUERY
 
 
 def prepare(spark, settings: Settings) -> None:
     """Tables exist and the reference data is loaded before the query starts."""
+    check_owner_hash()
     refuse_sessions_without_keys(settings)
     ensure_tables(spark, settings)
     ensure_reference(spark, settings)

@@ -193,11 +193,13 @@ class Buckets:
     """Files laid out by bucket: each file holds the rows of one bucket of `count` (`of(values,
     count)`: the bucket of each value of `column`) and says so in its metadata. A reader that
     wants one bucket skips the others' files, and the task that owns a bucket may rewrite its
-    files alone. A file without that note, or with another `count`, may hold any bucket."""
+    files alone. A file without that note, or with another `count` or `hash` (the name of what
+    `of` computes), may hold any bucket; a note without a hash was written by this one."""
 
     column: str
     count: int
     of: Callable[[pa.ChunkedArray, int], np.ndarray]
+    hash: str = ""
 
     def split(self, rows: pa.Table) -> list[tuple[int, pa.Table]]:
         """`rows` by bucket, in bucket order (empty buckets left out)."""
@@ -205,12 +207,15 @@ class Buckets:
         return [(int(b), rows.filter(pa.array(buckets == b))) for b in np.unique(buckets)]
 
     def note(self, bucket: int) -> dict[bytes, bytes]:
-        return {BUCKET_KEY: json.dumps({"column": self.column, "count": self.count, "bucket": bucket}).encode()}
+        noted = {"column": self.column, "count": self.count, "hash": self.hash, "bucket": bucket}
+        return {BUCKET_KEY: json.dumps(noted).encode()}
 
     def bucket_of(self, metadata: dict[bytes, bytes] | None) -> int | None:
         """The bucket a file holds (its key-value metadata); None: it may hold any."""
         noted = json.loads((metadata or {}).get(BUCKET_KEY, b"null"))
         if not noted or noted["column"] != self.column or noted["count"] != self.count:
+            return None
+        if noted.get("hash", self.hash) != self.hash:
             return None
         return int(noted["bucket"])
 
