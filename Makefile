@@ -30,7 +30,7 @@ $(VENV)/.installed: requirements.lock
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
-jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/reader/.resolved ## the jars Spark, Kafka, S3, EMR and the strict reading need (Maven, into .cache/jars)
+jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/aws-emr/.resolved $(JARS)/reader/.resolved ## the jars Spark, Kafka, S3, EMR (and its smoke's S3A) and the strict reading need (Maven, into .cache/jars)
 $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*
