@@ -8,17 +8,25 @@ not the requests moto saw: moto here enforces no IAM (the test does that, on its
 
 from __future__ import annotations
 
-CHECKED_BY = "tests/infra/test_iam_actions.py"
-AIRFLOW_PATH = "eo/cloud/emr_serverless.py"
+from pathlib import Path
+
+from eo.runtime.config import REPO_ROOT
+
+
+def _in_repo(module) -> str:
+    """A module's file as the map's needs name their sites (a path from the checkout)."""
+    return Path(module.__file__).resolve().relative_to(REPO_ROOT).as_posix()
 
 
 def check() -> dict:
+    from eo.cloud import emr_serverless
     from eo.cloud.iam_actions import AIRFLOW, SPARK
     from tests.infra import test_iam_actions as test
 
-    needs = [n for n in test.all_needs() if n.role == SPARK or (n.role == AIRFLOW and n.why.startswith(AIRFLOW_PATH))]
+    airflow_path = _in_repo(emr_serverless)  # the Airflow role's EMR Serverless path
+    needs = [n for n in test.all_needs() if n.role == SPARK or (n.role == AIRFLOW and n.why.startswith(airflow_path))]
     return {
-        "checked_by": CHECKED_BY,
+        "checked_by": _in_repo(test),
         "needs": {SPARK: sum(n.role == SPARK for n in needs), AIRFLOW: sum(n.role == AIRFLOW for n in needs)},
         "denied": test.missing(needs, test.policies()),
     }
