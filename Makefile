@@ -116,7 +116,7 @@ job-image: venv ## the job image's build context (build/job-image); with Docker 
 	  else echo "set JOB_IMAGE=<job_image_repository_url output>:<tag> to build and push (needs Docker)"; fi
 
 # The smoke's stand-in for the release image's S3 access: hadoop-aws for the Hadoop of the release's PySpark.
-jars-aws-emr: $(JARS)/aws-emr/.resolved
+jars-aws-emr: $(JARS)/aws-emr/.resolved ## hadoop-aws for the release's PySpark's Hadoop: the cloud smoke's S3A (infra/maven/aws-emr/pom.xml)
 
 cloud-smoke: setup jars-emr jars-aws-emr ## the shipped job artifacts run as EMR Serverless runs them (the release's Spark and Delta), on local S3 + DynamoDB (moto) and Kafka (~4 min)
 	$(PYTHON) -m lab.cloud_smoke $(SMOKE_ARGS)

@@ -165,6 +165,7 @@ def key(row) -> str:
 
 
 @pytest.mark.unit
+@pytest.mark.slow  # about 3 minutes: a stream run, then 707 predicates read with skipping on
 def test_data_skipping_keeps_every_row_of_every_live_table(spark, lake):
     prepare_lake(spark, lake)
     first, second, third = batches()
