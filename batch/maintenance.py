@@ -192,5 +192,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cli(argv: list[str] | None = None) -> int:
-    """The process's entry point (`spark-submit jobs/maintenance.py`)."""
+    """The process's entry point (`python -m batch.maintenance`, `spark-submit jobs/maintenance.py`)."""
     return guarded(main, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -119,11 +119,31 @@ def test_nothing_imports_the_job_scripts():
             assert not [m for m in modules if m.split(".")[0] == "jobs"], f"{path} imports a job script"
 
 
-def test_the_package_modules_once_submitted_run_only_as_python_m():
-    """streaming/run.py and batch/maintenance.py are reached through jobs/ (and `python -m streaming`)."""
-    for name in ("streaming/run.py", "batch/maintenance.py"):
-        tree = ast.parse((REPO_ROOT / name).read_text())
-        assert not [node for node in tree.body if _is_main_guard(node)], name
+def test_the_stream_runs_only_as_its_package():
+    """streaming/run.py is reached through jobs/ and `python -m streaming`, never as a script."""
+    tree = ast.parse((REPO_ROOT / "streaming" / "run.py").read_text())
+    assert not [node for node in tree.body if _is_main_guard(node)]
+
+
+RUN_AS_MODULE = re.compile(r"""-m["']?,?\s*["']?((?:streaming|batch|ops|eo|producer|infra|lab)(?:\.\w+)*)""")
+
+
+def test_every_module_run_with_python_m_runs_something():
+    """A module the code, the Makefile or the docs run with `python -m` has a main guard (or is a
+    package with __main__.py): one without would exit 0 having done nothing."""
+    sources = [*_source_files(), REPO_ROOT / "Makefile", *(REPO_ROOT / "docs").rglob("*.md")]
+    named = {m for path in sources for m in RUN_AS_MODULE.findall(path.read_text()) if not m.endswith(".py")}
+    assert "batch.maintenance" in named and "streaming" in named, sorted(named)
+    silent = []
+    for module in sorted(named):
+        path = REPO_ROOT.joinpath(*module.split("."))
+        if (path / "__main__.py").is_file():
+            continue
+        if path.with_suffix(".py").is_file():
+            tree = ast.parse(path.with_suffix(".py").read_text())
+            if not [node for node in tree.body if _is_main_guard(node)]:
+                silent.append(module)
+    assert not silent, f"run with python -m but without a main guard: {silent}"
 
 
 @pytest.mark.parametrize("folder", SCRIPT_FOLDERS)
