@@ -70,7 +70,7 @@ OPERATIONS: dict[tuple[str, str], frozenset[str]] = {
     ("s3", "DeleteObject"): frozenset({"s3:DeleteObject"}),
     ("s3", "DeleteObjects"): frozenset({"s3:DeleteObject"}),
     ("s3", "GetObjectTagging"): frozenset({"s3:GetObjectTagging"}),
-    # Onto itself with new tags (eo/cloud/emr_serverless.py publish): read the source, write the copy and its tags.
+    # Onto itself with new tags (eo/cloud/artifact_store.py publish): read the source, write the copy and its tags.
     ("s3", "CopyObject"): frozenset({"s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"}),
     ("dynamodb", "GetItem"): frozenset({"dynamodb:GetItem"}),
     ("dynamodb", "PutItem"): frozenset({"dynamodb:PutItem"}),
@@ -174,10 +174,10 @@ SITES: dict[str, Site] = {
         "${var.emr_application_arn}",
         "the DAGs' launcher starts, waits for and cancels job runs",
     ),
-    "eo.cloud.emr_serverless:uploaded_jars": Site(
+    "eo.cloud.artifact_store:uploaded_jars": Site(
         "s3", (AIRFLOW,), f"{ARTIFACTS}/jars/manifest.json", "a job driver names the jars the last upload recorded"
     ),
-    "eo.cloud.emr_serverless:uploaded_application": Site(
+    "eo.cloud.artifact_store:uploaded_application": Site(
         "s3",
         (AIRFLOW,),
         f"{ARTIFACTS}/manifests/application.json",
@@ -187,7 +187,7 @@ SITES: dict[str, Site] = {
         "s3", (), f"{ARTIFACTS}/jars/JAR", "a person's upload without Terraform (terraform apply uploads the same)"
     ),
     **{
-        f"eo.cloud.emr_serverless:{name}": Site(
+        f"eo.cloud.artifact_store:{name}": Site(
             "s3", (), f"{ARTIFACTS}/KEY", "the upload of build/artifacts terraform apply runs (or a person's upload)"
         )
         for name in ("publish", "_object_tags", "_mark", "_read_manifest")

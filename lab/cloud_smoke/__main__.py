@@ -34,7 +34,8 @@ import time
 import uuid
 from pathlib import Path
 
-from eo.cloud import emr_serverless
+from eo.cloud import artifact_store
+from eo.cloud.artifact_store import emr_jar_paths, uploaded_application
 from eo.cloud.artifacts import (
     HOME_ALIAS,
     OUTPUTS_KEY,
@@ -42,7 +43,7 @@ from eo.cloud.artifacts import (
     artifact_key,
     outputs_archive,
 )
-from eo.cloud.emr_serverless import emr_jar_paths, spark_submit, uploaded_application
+from eo.cloud.emr_serverless import spark_submit
 from eo.runtime.cli import NOT_READY, guarded
 from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
@@ -75,16 +76,16 @@ class Smoke:
         self.shipped_jars: list[str] = []
 
     def ship(self) -> int:
-        """The artifacts as Terraform uploads them (make artifacts' emr_serverless.build: the release's
-        jars and their manifest, the application's own; emr_serverless.publish: content-addressed
+        """The artifacts as Terraform uploads them (make artifacts' artifact_store.build: the release's
+        jars and their manifest, the application's own; artifact_store.publish: content-addressed
         keys, the manifests last). Job runs take the application's own jars from there, the
         release's from the runtime (runtime.py)."""
         build = self.folders / "build"
-        emr_serverless.build(build)
+        artifact_store.build(build)
         outputs = self.folders / "outputs" / OUTPUTS_KEY
         outputs_archive(read_outputs(ENV, REPO_ROOT), outputs)
         self.s3.upload_file(str(outputs), self.bucket, OUTPUTS_KEY)
-        keys = emr_serverless.publish(build, self.bucket, self.s3, log=lambda line: print(f"   {line}", flush=True))
+        keys = artifact_store.publish(build, self.bucket, self.s3, log=lambda line: print(f"   {line}", flush=True))
         jars = [Path(j) for j in emr_jar_paths() if Path(j).name.startswith(SHIPPED_JARS)]
         self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
         return 1 + len(keys)

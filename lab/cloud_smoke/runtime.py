@@ -50,7 +50,7 @@ def release_jars(venv: Path, s3a_dir: Path = S3A_JARS_DIR) -> list[str]:
     """The jars the release's Spark runs the jobs with, but for the application's own (SHIPPED_JARS,
     fetched from the bucket): the EMR set `make jars-emr` resolved (refused unless the pom's) and
     hadoop-aws for the venv's pyspark's Hadoop."""
-    from eo.cloud.emr_serverless import emr_jar_paths
+    from eo.cloud.artifact_store import emr_jar_paths
 
     emr = [j for j in emr_jar_paths() if not Path(j).name.startswith(SHIPPED_JARS)]
     s3a = sorted(str(p) for p in s3a_dir.glob("*.jar"))

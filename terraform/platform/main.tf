@@ -150,7 +150,7 @@ resource "terraform_data" "job_artifacts" {
   depends_on = [aws_s3_object.job_outputs] # whose precondition refuses a plan without the artifacts
 }
 
-# What job drivers read (eo/cloud/emr_serverless.py JAR_MANIFEST, eo/cloud/artifacts.py
+# What job drivers read (eo/cloud/artifact_store.py JAR_MANIFEST, eo/cloud/artifacts.py
 # APPLICATION_MANIFEST): the jars and the application's current keys, at fixed keys, uploaded after
 # the objects they name.
 resource "aws_s3_object" "artifact_manifests" {

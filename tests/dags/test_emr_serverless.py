@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from eo.cloud import emr_serverless
+from eo.cloud import artifact_store, emr_serverless
 from eo.cloud.outputs import emr_runtime
 from eo.runtime.config import REPO_ROOT, load_settings
 
@@ -97,7 +97,7 @@ def test_a_dag_task_runs_the_same_module_as_a_job_run(uploaded, monkeypatch):
     assert job["state"] == "SUCCESS" and job["name"] == "rebuild_derived.rebuild_interval.manual__1"
     assert job["executionRole"] == "arn:aws:iam::123456789012:role/eo-spark"
     submit = job["jobDriver"]["sparkSubmit"]
-    entry = emr_serverless.uploaded_application("eo-artifacts", aws["s3"]).entry_point("jobs/rebuild.py")
+    entry = artifact_store.uploaded_application("eo-artifacts", aws["s3"]).entry_point("jobs/rebuild.py")
     assert submit["entryPoint"] == f"s3://eo-artifacts/{entry}"
     assert re.fullmatch(r"entrypoints/[0-9a-f]{16}/jobs/rebuild\.py", entry)  # named by its content
     assert submit["entryPointArguments"] == ["--target=rebuild"]

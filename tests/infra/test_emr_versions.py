@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from eo.cloud.emr_serverless import EMR_JARS_DIR, emr_jar_paths
+from eo.cloud.artifact_store import EMR_JARS_DIR, emr_jar_paths
 from eo.cloud.outputs import emr_runtime
 from eo.runtime.config import REPO_ROOT
 

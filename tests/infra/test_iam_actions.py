@@ -316,7 +316,7 @@ def test_every_boto3_call_of_the_product_is_in_the_map():
         ("eo/cloud/s3.py", "delete_objects"),
         ("eo/cloud/emr_serverless.py", "start_job_run"),
         ("ops/stream_service.py", "cancel_job_run"),
-        ("eo/cloud/emr_serverless.py", "get_object"),
+        ("eo/cloud/artifact_store.py", "get_object"),
     } <= seen
     assert {f.first_arg for f in factories} >= {"s3", "dynamodb", "emr-serverless"}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import hcl2
 import pytest
 
-from eo.cloud.emr_serverless import JAR_MANIFEST
+from eo.cloud.artifact_store import JAR_MANIFEST
 from eo.cloud.outputs import (
     KAFKA_CLUSTER_ACTIONS,
     LOG_STORE_ACTIONS,
@@ -408,7 +408,7 @@ def test_terraform_uploads_the_job_artifacts_and_the_outputs_the_job_runs_read()
     the running stream), then uploads the manifests, and writes the outputs zip the job driver
     passes (eo/cloud/artifacts.py)."""
     from eo.cloud import artifacts
-    from eo.cloud.emr_serverless import MANIFESTS
+    from eo.cloud.artifact_store import MANIFESTS
 
     root = (ROOT / "main.tf").read_text()
     assert 'artifacts_dir = "${local.repo_root}/build/artifacts"' in root
@@ -438,7 +438,7 @@ def test_terraform_uploads_the_job_artifacts_and_the_outputs_the_job_runs_read()
 
 
 def test_superseded_job_artifacts_expire_by_the_tag_the_upload_gives_them():
-    from eo.cloud.emr_serverless import SUPERSEDED_TAG
+    from eo.cloud.artifact_store import SUPERSEDED_TAG
 
     storage = (TF / "modules" / "storage" / "main.tf").read_text()
     rule = storage[storage.index('id     = "expire-superseded-artifacts"') :]

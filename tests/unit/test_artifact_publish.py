@@ -1,4 +1,4 @@
-"""Content-addressed job artifacts on (moto's) S3 (eo/cloud/emr_serverless.py publish): an upload
+"""Content-addressed job artifacts on (moto's) S3 (eo/cloud/artifact_store.py publish): an upload
 never replaces or deletes an object a job run may name; what the manifests stop naming is tagged
 superseded for the bucket's lifecycle rule, and what is named again loses the tag."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from eo.cloud import artifacts, emr_serverless
+from eo.cloud import artifact_store, artifacts, emr_serverless
 from eo.cloud.artifacts import APPLICATION_MANIFEST, Application
 from eo.runtime.config import REPO_ROOT
 
@@ -53,15 +53,15 @@ def stored(s3) -> set[str]:
 def test_an_upload_keeps_what_a_running_job_names_and_supersedes_it(s3, tmp_path, monkeypatch):
     folder = tmp_path / "artifacts"
     first = build(folder, monkeypatch)
-    keys = emr_serverless.publish(folder, BUCKET, s3, log=lambda _: None)
+    keys = artifact_store.publish(folder, BUCKET, s3, log=lambda _: None)
     assert keys == [*sorted(first.keys()), APPLICATION_MANIFEST]
-    assert emr_serverless.uploaded_application(BUCKET, s3) == first
+    assert artifact_store.uploaded_application(BUCKET, s3) == first
     assert all(tags(s3, k) == {} for k in first.keys())
 
     second = build(folder, monkeypatch, extra=b"\n")  # a new configuration, the same code
     assert second.conf != first.conf and second.pyfiles == first.pyfiles
-    emr_serverless.publish(folder, BUCKET, s3, log=lambda _: None)
-    assert emr_serverless.uploaded_application(BUCKET, s3) == second
+    artifact_store.publish(folder, BUCKET, s3, log=lambda _: None)
+    assert artifact_store.uploaded_application(BUCKET, s3) == second
     # The first configuration is still there for the run that names it, tagged for the lifecycle rule.
     assert {first.conf, *second.keys()} <= stored(s3)
     assert tags(s3, first.conf) == {"eo-artifact": "superseded"}
@@ -72,8 +72,8 @@ def test_an_upload_keeps_what_a_running_job_names_and_supersedes_it(s3, tmp_path
     assert artifacts.content_key(artifacts.CONF_ZIP, body) == first.conf  # still the bytes its key names
 
     build(folder, monkeypatch)  # back to the first configuration: its key is current again
-    emr_serverless.publish(folder, BUCKET, s3, log=lambda _: None)
-    assert emr_serverless.uploaded_application(BUCKET, s3) == first
+    artifact_store.publish(folder, BUCKET, s3, log=lambda _: None)
+    assert artifact_store.uploaded_application(BUCKET, s3) == first
     assert tags(s3, first.conf) == {} and tags(s3, second.conf) == {"eo-artifact": "superseded"}
 
 
@@ -81,19 +81,19 @@ def test_without_manifests_the_objects_go_first_and_the_manifest_stays(s3, tmp_p
     """As terraform apply runs it: the objects, then Terraform uploads the manifests itself."""
     folder = tmp_path / "artifacts"
     application = build(folder, monkeypatch)
-    keys = emr_serverless.publish(folder, BUCKET, s3, log=lambda _: None, manifests=False)
+    keys = artifact_store.publish(folder, BUCKET, s3, log=lambda _: None, manifests=False)
     assert set(keys) == set(application.keys()) == stored(s3)
 
 
 def test_the_first_manifest_supersedes_the_fixed_keys_of_before(s3, tmp_path, monkeypatch):
-    for key in emr_serverless.LEGACY_KEYS:
+    for key in artifact_store.LEGACY_KEYS:
         s3.put_object(Bucket=BUCKET, Key=key, Body=b"old")
     s3.put_object(Bucket=BUCKET, Key="jars/old-1.0.jar", Body=b"jar")
     s3.put_object(Bucket=BUCKET, Key="jars/manifest.json", Body=json.dumps({"jars": ["old-1.0.jar"]}).encode())
     folder = tmp_path / "artifacts"
     build(folder, monkeypatch)
-    emr_serverless.publish(folder, BUCKET, s3, log=lambda _: None)
-    for key in [*emr_serverless.LEGACY_KEYS, "jars/old-1.0.jar"]:
+    artifact_store.publish(folder, BUCKET, s3, log=lambda _: None)
+    for key in [*artifact_store.LEGACY_KEYS, "jars/old-1.0.jar"]:
         assert tags(s3, key) == {"eo-artifact": "superseded"}
         assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() in (b"old", b"jar")
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from botocore.exceptions import ClientError
 
-from eo.cloud import emr_serverless
+from eo.cloud import artifact_store, emr_serverless
 from eo.cloud.artifacts import Application, MissingArtifacts
 from eo.cloud.outputs import RuntimeMismatch, emr_runtime
 from eo.runtime.config import load_settings
@@ -86,25 +86,25 @@ def test_a_pom_whose_versions_drift_from_the_release_is_refused(runtime, change,
 
 def test_exactly_the_resolved_jars_pass(runtime, tmp_path):
     folder = jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
-    assert len(emr_serverless.emr_jar_paths(runtime, folder)) == 5 + len(OTHERS)
+    assert len(artifact_store.emr_jar_paths(runtime, folder)) == 5 + len(OTHERS)
 
 
 def test_jars_for_the_local_spark_are_refused(runtime, tmp_path):
     local = ["delta-spark_4.2_2.13-4.4.0.jar", "delta-storage-4.4.0.jar", "spark-sql-kafka-0-10_2.13-4.2.0.jar"]
     folder = jars(tmp_path / "emr", [*local, "aws-msk-iam-auth-2.3.5.jar"])
     with pytest.raises(RuntimeMismatch, match=r"delta-spark_4\.2_2\.13-4\.4\.0\.jar.*needs delta-spark_4\.1"):
-        emr_serverless.emr_jar_paths(runtime, folder)
+        artifact_store.emr_jar_paths(runtime, folder)
 
 
 def test_a_leftover_of_another_resolution_is_refused(runtime, tmp_path):
     folder = jars(tmp_path / "emr", [*runtime.jar_names().values(), "spark-sql-kafka-0-10_2.13-4.0.2.jar"])
     with pytest.raises(RuntimeMismatch, match=re.escape("spark-sql-kafka-0-10_2.13-4.0.2.jar")):
-        emr_serverless.emr_jar_paths(runtime, folder)
+        artifact_store.emr_jar_paths(runtime, folder)
 
 
 def test_no_jars_asks_for_make_jars_emr(runtime, tmp_path):
     with pytest.raises(MissingJarsError, match="make jars-emr"):
-        emr_serverless.emr_jar_paths(runtime, jars(tmp_path / "emr", []))
+        artifact_store.emr_jar_paths(runtime, jars(tmp_path / "emr", []))
 
 
 def test_an_application_on_another_release_is_refused(runtime):
@@ -117,7 +117,7 @@ def test_upload_records_the_jars_the_job_driver_names_with_the_log_store_and_the
     runtime, outputs, tmp_path, monkeypatch
 ):
     monkeypatch.setattr(
-        emr_serverless, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
+        artifact_store, "EMR_JARS_DIR", jars(tmp_path / "emr", [*runtime.jar_names().values(), *OTHERS])
     )
     monkeypatch.setattr(emr_serverless, "terraform_outputs", lambda settings: outputs)
     settings, s3 = load_settings("local"), Bucket()  # only the environment's name reaches the driver

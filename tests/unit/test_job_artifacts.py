@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from eo.cloud import artifacts, job_image
-from eo.cloud.emr_serverless import EMR_JARS_DIR, spark_submit
+from eo.cloud.artifact_store import EMR_JARS_DIR
+from eo.cloud.emr_serverless import spark_submit
 from eo.runtime.config import REPO_ROOT, _home, load_settings
 from eo.runtime.tf_outputs import read_outputs
 from lab.cloud_smoke.runtime import S3A_JARS_DIR, BadJobDriver, LocalRuntime, parameters

@@ -191,7 +191,7 @@ resource "aws_iam_role_policy" "airflow" {
       },
       {
         # Job drivers name the jars and the application's keys the last upload recorded
-        # (eo/cloud/emr_serverless.py JAR_MANIFEST, eo/cloud/artifacts.py APPLICATION_MANIFEST).
+        # (eo/cloud/artifact_store.py JAR_MANIFEST, eo/cloud/artifacts.py APPLICATION_MANIFEST).
         Sid      = "ReadArtifactManifests"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]

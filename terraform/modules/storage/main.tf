@@ -247,7 +247,7 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
 
   # The artifacts bucket's job code, conf and entry points are never overwritten (their keys name
   # their content): the upload that stops naming one copies it onto itself tagged superseded
-  # (eo/cloud/emr_serverless.py publish), and it expires this many days after that copy, its
+  # (eo/cloud/artifact_store.py publish), and it expires this many days after that copy, its
   # creation date. Current ones carry no such tag; a job run started earlier keeps its files until then.
   dynamic "rule" {
     for_each = each.key == "artifacts" ? [var.superseded_artifact_retention_days] : []
