@@ -105,7 +105,7 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
     if table_exists(settings, path):  # the usual case on a restart: no Spark job
         add_new_columns(spark, settings, table, namespace)
         return path
-    if table.live and namespace == "main":
+    if _delta_rs_owns(table, namespace):
         _create_live(spark, settings, table)
         return path
     # Two jobs may create the same table at once (a backfill next to a scheduled run): the loser
@@ -123,16 +123,22 @@ def ensure_table(spark, settings: Settings, table: TableDef, namespace: str = "m
     return path
 
 
+def _delta_rs_owns(table: TableDef, namespace: str) -> bool:
+    """A live table of the live lake: delta-rs alone creates, alters and writes it."""
+    return table.live and namespace == "main"
+
+
 def add_new_columns(spark, settings: Settings, table: TableDef, namespace: str = "main") -> list[str]:
     """Columns the definition has and the stored table lacks (a lake made by an older release, such
     as bronze before INGEST_BATCH) are added, nullable: older rows read them as null. Returns them."""
     from pyspark.sql.types import StructType
 
     stored = environment(settings).table(table.name, namespace)
-    new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in stored.schema().names]
+    names = set(stored.schema().names)
+    new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in names]
     if new:
         columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in new)
-        if table.live and namespace == "main":  # delta-rs's table: delta-rs adds them
+        if _delta_rs_owns(table, namespace):
             from deltalake import Field
 
             nullable = [Field.from_json(json.dumps({**field.jsonValue(), "nullable": True})) for field in new]
