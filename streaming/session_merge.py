@@ -37,7 +37,7 @@ from eo.runtime.data_files import Buckets, write_files
 from eo.runtime.key_removal import held
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
 from streaming.replays import committed_tables
-from streaming.stored_sessions import KEYS_COLUMN, Owner, SessionsAt, keys_dictionary_schema, near_stored, schema_at
+from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
 
 # The owner hash, by name: every user_sessions file records it beside its owner (data_files.Buckets),
 # and its known answers pin what that name computes. Should a pandas release hash strings otherwise,
@@ -170,27 +170,10 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
     schema = schema_at(at)
     merged = merged.select(schema.names).cast(schema)
-    if _keys_stay_encoded(kept, merged):
-        rows = pa.concat_tables([merged.cast(keys_dictionary_schema(schema)), *kept])
-    else:
-        rows = pa.concat_tables([merged, *(k.cast(schema) for k in kept)])
+    rows = pa.concat_tables([merged, *(k.cast(schema) for k in kept)])
     # Every row is the owner's: its users' intervals and sessions, and its own files' rows.
     files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
     return OwnerMerge(files, elsewhere, rewritten, new_users)
-
-
-def _keys_stay_encoded(kept: list[pa.Table], merged: pa.Table) -> bool:
-    """Whether the kept rows' keys are written as the dictionary indices they were read as
-    (`near_stored`). Parquet's writer hashes every key it gets as text and none it gets as indices
-    into one dictionary, but making that dictionary hashes the merged sessions' keys and each kept
-    file's dictionary. Long sessions that few events reach keep millions of keys over thousands of
-    distinct ones, where the indices pay (lab.bench.owner_merge at 400 keys); short ones, mostly
-    replaced, keep few, where they cost (its pipeline-shaped owner;
-    docs/history/hot-path-journal.md)."""
-    chunks = [chunk for rows in kept for chunk in rows[KEYS_COLUMN].chunks]
-    kept_keys = sum(len(chunk.values) for chunk in chunks)
-    dictionaries = sum(len(chunk.values.dictionary) for chunk in chunks)
-    return kept_keys > len(pc.list_flatten(merged[KEYS_COLUMN])) + dictionaries
 
 
 def _rewritten(own_files: dict[str, pa.Table], replaced: pa.Table) -> tuple[list[pa.Table], list[str], pa.Table]:

@@ -41,8 +41,6 @@ class Owner:
     bucket: int
 
 
-KEYS_COLUMN = "metric_keys"
-KEYS_LEAF = f"{KEYS_COLUMN}.list.element"  # its items' Parquet path, as the tasks' writer names it
 # At most this many spans of time in a task's read filter (`reach_windows`).
 WINDOWS = 16
 
@@ -96,7 +94,7 @@ class Reached:
     of its own files among those it read (path -> rows), which it may rewrite (see the module)."""
 
     near: pa.Table
-    own_files: dict[str, pa.Table]  # their metric keys as dictionaries (`keys_dictionary_schema`)
+    own_files: dict[str, pa.Table]
 
 
 def _split_by_owner(dataset: ds.Dataset, reach: ds.Expression, owner: Owner | None) -> tuple[ds.Dataset, list]:
@@ -126,9 +124,8 @@ def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table, owne
     users = pc.unique(intervals["user_id"])
     reach = reach_filter(intervals)
     shared, own = _split_by_owner(dataset, reach, owner)
-    own_files = {fragment.path: _keys_as_dictionary(fragment, schema) for fragment in own}
-    # Of an owner's own rows, only the sessions its intervals reach get their keys as strings.
-    reached = [near(rows, intervals).cast(schema) for rows in own_files.values()]
+    own_files = {fragment.path: fragment.to_table(schema=schema) for fragment in own}
+    reached = [near(rows, intervals) for rows in own_files.values()]
     kept = []
     # The users are matched after the read: files that delta-rs merged may hold string views,
     # which a pushed-down string filter cannot compare with.
@@ -138,26 +135,6 @@ def _reachable(dataset: ds.Dataset, schema: pa.Schema, intervals: pa.Table, owne
     if kept:
         reached.append(near(pa.concat_tables(kept), intervals))
     return Reached(pa.concat_tables(reached) if reached else schema.empty_table(), own_files)
-
-
-def keys_dictionary_schema(schema: pa.Schema) -> pa.Schema:
-    """`schema` with the sessions' metric keys as dictionary indices into the file's own keys."""
-    at = schema.get_field_index(KEYS_COLUMN)
-    if at < 0:  # a table from before the column: the merge refuses it (session_merge.py)
-        return schema
-    return schema.set(at, schema.field(at).with_type(pa.list_(pa.dictionary(pa.int32(), pa.string()))))
-
-
-def _keys_as_dictionary(fragment: ds.ParquetFileFragment, schema: pa.Schema) -> pa.Table:
-    """An owner's own file whole, its metric keys read as Parquet's dictionary (indices, not
-    strings): the owner rewrites most of the file as it is, and reading a day's keys as strings
-    took nearly half of its merge, as indices a small part of that (lab.bench.owner_merge at 400
-    keys; docs/history/hot-path-journal.md)."""
-    read_keys_as_indices = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=[KEYS_LEAF]))
-    whole = read_keys_as_indices.make_fragment(
-        fragment.path, fragment.filesystem, partition_expression=fragment.partition_expression
-    )
-    return whole.to_table(schema=keys_dictionary_schema(schema))
 
 
 # Each Python worker keeps its table between batches (a worker runs one task at a time), brought

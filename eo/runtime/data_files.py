@@ -96,47 +96,7 @@ def _write_parquet(rows: pa.Table, path: str, filesystem, collected: list) -> No
         "dictionary_pagesize_limit": _dictionary_limit(rows.schema),
         "metadata_collector": collected,
     }
-    coded = [field.name for field in rows.schema if _holds_dictionary(field.type)]
-    if not coded:
-        pq.write_table(rows, path, **options)
-        return
-    # Values already dictionary-encoded (an owner's session keys, read as indices): from one
-    # dictionary, Parquet's writer stores the indices without hashing each value again (about half
-    # the time for 10M keys, docs/history/hot-path-journal.md). The file keeps no Arrow schema,
-    # which would make readers see dictionaries where the table has strings; its notes are kept.
-    for name in coded:
-        rows = rows.set_column(rows.schema.get_field_index(name), name, _in_use(rows[name].combine_chunks()))
-    with pq.ParquetWriter(path, rows.schema, store_schema=False, **options) as writer:
-        writer.write_table(rows)
-        if rows.schema.metadata:
-            writer.add_key_value_metadata(rows.schema.metadata)
-
-
-def _in_use(items: pa.Array) -> pa.Array:
-    """A list of dictionary values with its dictionary cut to the values in use: Parquet's writer
-    stores the whole dictionary, and a file read as indices brings the keys of sessions since
-    written elsewhere, which would pile up file after file."""
-    if not pa.types.is_list(items.type):
-        return items
-    coded = items.values
-    indices = coded.indices
-    present = pc.fill_null(indices, 0).to_numpy(zero_copy_only=False)
-    used = np.bincount(present[indices.is_valid().to_numpy(zero_copy_only=False)], minlength=len(coded.dictionary)) > 0
-    if used.all():
-        return items
-    renumbered = pa.array(
-        (np.cumsum(used) - 1)[present].astype(np.int32), mask=indices.is_null().to_numpy(zero_copy_only=False)
-    )
-    values = pa.DictionaryArray.from_arrays(renumbered, coded.dictionary.filter(pa.array(used)))
-    return pa.ListArray.from_arrays(
-        items.offsets, values, type=items.type, mask=items.is_null() if items.null_count else None
-    )
-
-
-def _holds_dictionary(kind: pa.DataType) -> bool:
-    if pa.types.is_dictionary(kind):
-        return True
-    return pa.types.is_list(kind) and _holds_dictionary(kind.value_type)
+    pq.write_table(rows, path, **options)
 
 
 def _json_value(value, rounding: int = 0):

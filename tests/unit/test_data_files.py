@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
@@ -182,41 +181,3 @@ def test_unique_texts_without_lists_keep_parquets_default_dictionary(tmp_path):
     actions = data_files.write_files(fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem()), ids, [], "t")
     pq.write_table(ids, tmp_path / "default.parquet")
     assert actions[0]["size"] <= (tmp_path / "default.parquet").stat().st_size * 1.01
-
-
-def with_unused(items: pa.ListArray) -> pa.ListArray:
-    """The same lists, their dictionary holding values no row uses (as a file read as indices does
-    once some of its sessions were written elsewhere)."""
-    dictionary = pa.concat_arrays([items.values.dictionary, pa.array(["unused-1", "unused-2"])])
-    values = pa.DictionaryArray.from_arrays(items.values.indices, dictionary)
-    return pa.ListArray.from_arrays(items.offsets, values, mask=items.is_null() if items.null_count else None)
-
-
-def test_lists_of_dictionary_indices_are_written_as_the_texts_they_stand_for(tmp_path):
-    """Rows whose list items are dictionary indices, in chunks of different dictionaries (an owner's
-    kept rows and its merged ones, with values no row uses), with a bucket's note and a null list:
-    the file reads back as the plain texts, with no dictionary in its schema, the note and the
-    statistics kept, and its dictionary holds only the values in use."""
-    plain = keyed_sessions(3_000, 20, 500)
-    plain = pa.concat_tables([plain, pa.table({"user_id": ["nobody"], "keys": pa.nulls(1, plain["keys"].type)})])
-    coded_type = pa.list_(pa.dictionary(pa.int32(), pa.string()))
-    coded = pa.concat_tables([plain.slice(0, 1_000), plain.slice(1_000)])
-    coded = coded.set_column(
-        1, "keys", pa.chunked_array([with_unused(c.cast(coded_type)) for c in coded["keys"].chunks])
-    )
-    assert not coded["keys"].chunk(0).values.dictionary.equals(coded["keys"].chunks[-1].values.dictionary)
-    buckets = data_files.Buckets("user_id", 4, by_first_letter)
-    folder = fs.SubTreeFileSystem(str(tmp_path), fs.LocalFileSystem())
-    action = data_files.write_files(folder, coded, [], "o", buckets, bucket=1)[0]
-    read = pq.read_table(tmp_path / action["path"])
-    assert read.schema.field("keys").type == pa.list_(pa.string())
-    assert read.equals(plain.cast(read.schema))
-    assert buckets.bucket_of(pq.read_metadata(tmp_path / action["path"]).metadata) == 1
-    stats = json.loads(action["stats"])
-    assert stats["numRecords"] == plain.num_rows and stats["minValues"]["user_id"] == "nobody"
-    stored = pq.read_table(tmp_path / action["path"], read_dictionary=["keys.list.element"])["keys"]
-    assert sorted(stored.chunk(0).values.dictionary.to_pylist()) == sorted(
-        set(pc.list_flatten(plain["keys"]).to_pylist())
-    )
-    written_plain = data_files.write_files(folder, plain, [], "p")[0]
-    assert action["size"] <= written_plain["size"] * 1.05

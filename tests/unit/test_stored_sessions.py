@@ -28,7 +28,7 @@ from eo.core.transforms.sessions import (
 from eo.runtime.commits import Table, Txn, commit_files
 from eo.runtime.data_files import add_actions, write_files
 from eo.runtime.key_removal import TableMoved, remove_and_add
-from streaming import session_merge, stored_sessions
+from streaming import stored_sessions
 from streaming.parts import REPLACED_PART
 from streaming.session_merge import by_owner, merge_owned, user_buckets, user_partition
 from streaming.stored_sessions import Owner, SessionsAt, near_stored, pinned, reach_filter, reach_windows
@@ -279,16 +279,12 @@ def test_an_owner_opens_its_own_files_whole_and_no_other_owners(tmp_path):
     assert reached.near.num_rows > 0
 
 
-@pytest.mark.parametrize("keys", ["chosen", "encoded", "texts"])
 @pytest.mark.parametrize("seed", range(4))
-def test_owners_that_rewrite_their_own_files_leave_the_sessions_of_every_event_once(tmp_path, seed, keys, monkeypatch):
+def test_owners_that_rewrite_their_own_files_leave_the_sessions_of_every_event_once(tmp_path, seed):
     """Batch after batch, owners merge their users' new intervals and rewrite their own files, the
     driver removing the other files' replaced keys and committing: the table always equals the
     sessions of all the events so far, with late events, a rebuild's plain files, and a change in
-    the number of owners (a file of another count is everyone's until rewritten). The same whether
-    the kept sessions' keys are written as the dictionary indices they were read as or as texts."""
-    if keys != "chosen":
-        monkeypatch.setattr(session_merge, "_keys_stay_encoded", lambda kept, merged: keys == "encoded")
+    the number of owners (a file of another count is everyone's until rewritten)."""
     rng = random.Random(seed)
     history = events(rng, 300, users=25, hours=6)
     table = stored_table(tmp_path / "sessions", sessionize(as_intervals(history)), commits=1)
@@ -371,10 +367,10 @@ def test_without_the_version_the_owners_read_a_moved_file_makes_the_batch_be_rea
 
 
 @pytest.mark.parametrize("compliant", [True, False], ids=["element", "legacy-item"])
-def test_an_owners_own_files_are_read_with_their_keys_as_dictionaries(tmp_path, compliant):
-    """An owner reads its own files' metric keys as Parquet's dictionary indices: the rows (the
-    date from the file's partition included) equal a plain read's, and so do the sessions it finds.
-    A file whose list is named otherwise (`item`, older writers) is read by value, to the same rows."""
+def test_an_owners_own_files_are_read_whole(tmp_path, compliant):
+    """An owner reads its own files whole: the rows (the date from the file's partition included)
+    equal a plain read's, and so do the sessions it finds, whether the file's list is named as
+    the tasks' writer names it (`element`) or otherwise (`item`, older writers)."""
     rng = random.Random(11)
     sessions = sessionize(as_intervals(events(rng, 300, users=30, hours=30)))
     assert len(set(sessions["session_date"].to_pylist())) == 2
@@ -397,30 +393,19 @@ def test_an_owners_own_files_are_read_with_their_keys_as_dictionaries(tmp_path, 
                 size = local.get_file_info(path).size
                 files.append({"path": path, "size": size, "partition_values": values, "stats": None})
     commit_files(table.refresh(), add_actions(files))
-    for written in files:  # indices come straight from Parquet only where the tasks' writer named the leaf
+    for written in files:
         schema = pq.read_metadata(tmp_path / "t" / written["path"]).schema
         leaves = {schema.column(i).path for i in range(len(schema))}
-        assert (stored_sessions.KEYS_LEAF in leaves) == compliant
+        assert ("metric_keys.list.element" in leaves) == compliant
     new = events(rng, 40, users=30, hours=30)
     intervals = sessions_as_intervals(sessionize(as_intervals(new)))
     for owner, mine in by_owner(intervals, 2):
         reached = near_stored(pinned(table), mine, local, Owner(user_buckets(2), owner))
         read = pa.concat_tables(reached.own_files.values())
-        assert read.schema.field("metric_keys").type == pa.list_(pa.dictionary(pa.int32(), pa.string()))
+        assert read.schema.field("metric_keys").type == pa.list_(pa.string())
         plain = DeltaTable(table.uri).to_pyarrow_table()
         theirs = plain.filter(pc.equal(pa.array(user_partition(plain["user_id"], 2)), owner))
         assert sorted_rows(read.cast(USER_SESSIONS_SCHEMA)) == sorted_rows(theirs.cast(USER_SESSIONS_SCHEMA))
         assert sorted_rows(reached.near) == sorted_rows(whole_read(table, mine).cast(reached.near.schema))
         assert reached.near.schema.field("metric_keys").type == pa.list_(pa.string())
         assert reached.near.num_rows > 0 and read.num_rows > reached.near.num_rows
-
-
-def test_kept_keys_stay_encoded_when_they_outnumber_what_the_dictionary_costs():
-    """An owner's long sessions that few events reach keep their keys as indices; sessions mostly
-    replaced by merged ones are written as texts."""
-    coded = stored_sessions.keys_dictionary_schema(USER_SESSIONS_SCHEMA)
-    long = sessionize(as_intervals(events(random.Random(5), 2_000, users=20, hours=3)))
-    few = sessionize(as_intervals(events(random.Random(6), 20, users=20, hours=3)))
-    assert session_merge._keys_stay_encoded([long.cast(coded)], few)
-    assert not session_merge._keys_stay_encoded([few.cast(coded)], long)
-    assert not session_merge._keys_stay_encoded([], few)
