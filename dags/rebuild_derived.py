@@ -4,16 +4,20 @@
 Rebuilds the gold tables (`campaign_minute_metrics`, `user_sessions`) for one event-time day
 from the bronze log, with the same transformations the stream uses.
 
-- **Which day**: the `day` param when you give one (Trigger → `day` = 2026-11-20 rebuilds
-  [2026-11-20, 2026-11-21) UTC; trigger the same day again as often as you like). Without it,
-  the run's data interval: the scheduled run at midnight rebuilds the day that just ended, and
-  a backfill from 2026-11-20 to 2026-11-21 rebuilds those two days (a run triggered without a
-  logical date: the day before it was triggered). A day in the future is refused. The run's
-  note ("rebuilds 2026-11-20 into rebuild"), the first line of every task log and
-  `plan_interval`'s return value say which. Run ids are Airflow's: named after the moment a run
-  may start, the end of its day (`backfill__2026-11-21T00:00:00+00:00` rebuilds 2026-11-20);
-  read the note, or the logical date.
+- **Which day**: the UTC day of the run's logical date, whatever the kind of run, and its run id
+  names it. Trigger → Logical Date = 2026-11-20 (any time of that day) rebuilds
+  [2026-11-20, 2026-11-21) as `manual__2026-11-20_<when triggered>`; trigger the same day again
+  with another time of it (Airflow allows one run per logical date). The scheduled run just
+  after midnight rebuilds the day that ended (`scheduled__2026-11-20T00:00:00+00:00`), a backfill
+  from 2026-11-20 to 2026-11-21 those two days (`backfill__2026-11-20T00:00:00+00:00`, ...).
+  A run without a logical date rebuilds the day before it was triggered. A logical date in the
+  future is refused when triggered (the form says why; no run is made), and a `day` in the run's
+  conf that names another day fails `plan_interval` (the param is gone: the logical date says it).
+  The run's note ("rebuilds 2026-11-20 into rebuild"), the first line of every task log and
+  `plan_interval`'s return value say the same (plugins/eo_timetables.py).
 - **Schedule**: daily, just after midnight UTC, for the day that ended.
+- **Verified**: each rebuild into the comparison namespace starts a `verify_agreement` run of
+  the days it rebuilt, named after them (`rebuilt__2026-11-20_by_<this run's id>`).
 - **Idempotent**: the interval is overwritten with Delta `replaceWhere`, so re-running a day or
   backfilling it twice leaves identical tables.
 - **One rebuild at a time**: manual, scheduled and backfill runs queue for `rebuild_interval`
@@ -22,15 +26,15 @@ from the bronze log, with the same transformations the stream uses.
 - **Params**: `full_rebuild` rebuilds everything instead of the interval; `target` writes the
   comparison namespace (`rebuild`, default, which `verify_agreement` then checks) or replaces the
   live gold tables (`main`).
-- **Backfill** from the UI (Trigger → Backfill; leave `day` empty there, and choose *All Runs*
-  to rebuild days that already have a run too) or `make airflow-cli ARGS="backfill create --dag-id
-  rebuild_derived --from-date 2026-11-20 --to-date 2026-11-21"`.
+- **Backfill** from the UI (Trigger → Backfill; choose *All Runs* to rebuild days that already
+  have a run too) or `make airflow-cli ARGS="backfill create --dag-id rebuild_derived --from-date
+  2026-11-20 --to-date 2026-11-21"`.
 """
 
 from __future__ import annotations
 
 from airflow.sdk import Param, dag, task
-from eo_common.airflow_api import AirflowSkipException, CronDataIntervalTimetable
+from eo_common.airflow_api import AirflowSkipException, CoveredDayTimetable, TriggerDagRunOperator
 from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, START_DATE, TAGS, PlatformSparkSubmitOperator
 
 INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
@@ -39,7 +43,8 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
 @dag(
     dag_id="rebuild_derived",
     description="Daily (00:00 UTC) or for a named day: rebuild gold from bronze for one UTC day",
-    schedule=CronDataIntervalTimetable("0 0 * * *", timezone="UTC"),
+    # Logical date and run id name the day a run covers, manual runs and backfills too.
+    schedule=CoveredDayTimetable("0 0 * * *", timezone="UTC"),
     start_date=START_DATE,
     catchup=False,
     # Airflow counts backfill runs apart from the others (a manual run and a backfill are "2 of 1"):
@@ -50,12 +55,6 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
     tags=[*TAGS, "batch", "rebuild"],
     doc_md=__doc__,
     params={
-        "day": Param(
-            None,
-            type=["null", "string"],
-            format="date",
-            description="the UTC day to rebuild (YYYY-MM-DD); empty: the run's data interval",
-        ),
         "full_rebuild": Param(False, type="boolean", description="rebuild the whole log, not the interval"),
         "target": Param("rebuild", enum=["rebuild", "main"], description="comparison namespace or live gold"),
     },
@@ -63,16 +62,16 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
 def rebuild_derived():
     @task
     def plan_interval(params=None, data_interval_start=None, data_interval_end=None, dag_run=None) -> str:
-        """The event-time interval this run rebuilds: the `day` param, or the data interval."""
+        """The event-time interval this run rebuilds: its data interval, the day of its logical date."""
         import datetime as dt
 
         from eo_common.airflow_api import AirflowFailException
 
-        from eo.core.intervals import in_the_future, parse_many, run_interval
+        from eo.core.intervals import in_the_future, parse_many, plan_refusal, run_interval
 
-        if params.get("day") and dag_run.run_type == "backfill":
-            raise AirflowFailException("a backfill rebuilds the days of its range: leave `day` empty")
         interval = run_interval(params, data_interval_start, data_interval_end, dag_run.run_after)
+        if refusal := plan_refusal(params, interval, dag_run.logical_date):
+            raise AirflowFailException(refusal)
         if refusal := in_the_future(parse_many(interval), dt.datetime.now(dt.UTC)):
             raise AirflowFailException(refusal)
         print(f"this run rebuilds {interval} into {params['target']!r}")
@@ -86,9 +85,10 @@ def rebuild_derived():
     )
 
     @task(outlets=[GOLD_REBUILT])
-    def announce_rebuilt(interval: str, params=None, outlet_events=None, run_id=None):
-        """Tell verify_agreement which interval is ready to compare: in its ledger (which it
-        always reads) and on the asset event (which starts it)."""
+    def announce_rebuilt(interval: str, params=None, outlet_events=None, run_id=None, ti=None):
+        """Record the interval as rebuilt and not yet verified (verify_agreement's ledger), name
+        the verification run that checks it, and say it on the asset event (lineage)."""
+        from eo.core.intervals import verification_run_id
         from eo.runtime.config import load_settings
         from eo.runtime.quality.ledger import record_rebuilt
 
@@ -96,10 +96,24 @@ def rebuild_derived():
             raise AirflowSkipException("live gold was replaced; nothing to compare against")
         print(f"pending verification: {record_rebuilt(load_settings(), interval, run_id)}")
         outlet_events[GOLD_REBUILT].extra = {"interval": interval}
+        ti.xcom_push(key="verification", value=verification_run_id(interval, run_id))
         return interval
 
+    # A verify_agreement run of exactly what this run rebuilt, its id naming the days (an
+    # asset-triggered run's would name the moment it was created). No logical date: the same
+    # day may be rebuilt by several runs. The same run rebuilt again (a backfill's "All Runs", a
+    # clear) starts its verification again.
+    verify = TriggerDagRunOperator(
+        task_id="verify_rebuilt",
+        trigger_dag_id="verify_agreement",
+        trigger_run_id="{{ ti.xcom_pull(task_ids='announce_rebuilt', key='verification') }}",
+        conf={"interval": "{{ ti.xcom_pull(task_ids='announce_rebuilt') }}", "rebuild_run": "{{ run_id }}"},
+        logical_date=None,
+        reset_dag_run=True,
+    )
+
     interval = plan_interval()
-    interval >> rebuild >> announce_rebuilt(interval)
+    interval >> rebuild >> announce_rebuilt(interval) >> verify
 
 
 rebuild_derived()

@@ -4,22 +4,24 @@
 Great Expectations agreement check: the streamed gold tables must equal their batch
 recomputation row by row, exactly; silver keys unique; every acknowledged record accounted for.
 
-- **When**: after every `rebuild_derived` run (it emits the `gold_rebuilt` asset with the
-  interval it rebuilt), and daily at 06:00 for whatever was rebuilt and not yet verified
-  (nothing rebuilt: the run is skipped, never failed).
+- **When**: after every `rebuild_derived` run into the comparison namespace, which starts a
+  run of this DAG for exactly the interval it rebuilt, named after it
+  (`rebuilt__2026-11-20_by_manual__2026-11-20_...`), and daily at 06:00 for whatever was rebuilt
+  and not yet verified (nothing rebuilt: the run is skipped, never failed).
 - **What it compares**: the `interval` param when you give one (Trigger → `interval` =
-  `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); else
-  exactly the intervals rebuilt and not yet verified (11-19, 11-20 and 11-22 stay apart: 11-21,
-  which nobody rebuilt, is not compared). Event time nobody rebuilt is reported as "not
-  rebuilt, nothing to compare" (a skip), never as extra rows; a day in the future is refused. Each
-  rebuild leaves a file in `reports/verify/rebuilt/` that a passing check removes: Airflow folds
-  or drops asset events that arrive while a run is busy, the files are never lost. The run's
-  note, the first line of each task log and `pick_interval` say which.
+  `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); a rebuild's
+  run, the interval that rebuild rebuilt; else (the 06:00 run) exactly the intervals rebuilt and
+  not yet verified (11-19, 11-20 and 11-22 stay apart: 11-21, which nobody rebuilt, is not
+  compared). Event time nobody rebuilt is reported as "not rebuilt, nothing to compare" (a skip),
+  never as extra rows; a day in the future is refused. Each rebuild leaves a file in
+  `reports/verify/rebuilt/` that a passing check of it removes (the rebuild's own run, or the
+  06:00 run): a rebuild whose check failed or never ran stays pending. The run's note, the first
+  line of each task log and `pick_interval` say which.
 - **Without Spark** when there is nothing to compare: event time nobody rebuilt, or an
   interval no table holds a row of (the Delta logs' statistics say so), is answered by
   `pick_interval`; `verify` is then skipped, starting no Spark driver.
-- **Unpaused from the start**: a paused DAG folds the asset events of the rebuilds made
-  meanwhile into one later run; running from the start, each rebuild is verified as it lands.
+- **Unpaused from the start**: the runs rebuilds start wait, queued, while it is paused; running
+  from the start, each rebuild is verified as it lands.
 - **Fails** the run on any disagreement, in `publish_data_docs` (not retried: the same data
   would disagree again), whose last log line names each failing table, its counts and its
   first differing keys with both sides' values ("events stream 2, batch 1"); each interval's
@@ -33,14 +35,16 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
 from __future__ import annotations
 
 from airflow.sdk import Param, dag, task
-from eo_common.airflow_api import AirflowSkipException, AssetOrTimeSchedule, CronTriggerTimetable
-from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSubmitOperator
+from eo_common.airflow_api import AirflowSkipException, CronTriggerTimetable
+from eo_common.platform import DEFAULT_ARGS, TAGS, PlatformSparkSubmitOperator
 
 
 @dag(
     dag_id="verify_agreement",
     description="After each rebuild, and daily at 06:00 UTC: stream gold == batch gold, per interval",
-    schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("0 6 * * *", timezone="UTC"), assets=GOLD_REBUILT),
+    # And a run per rebuild, started by rebuild_derived's verify_rebuilt (named after its days: an
+    # asset-triggered run's id would name only the moment it was created).
+    schedule=CronTriggerTimetable("0 6 * * *", timezone="UTC"),
     # No start_date: its timetable then waits for the next 06:00 instead of checking, on the day it
     # is deployed, a previous day nobody rebuilt yet.
     catchup=False,
@@ -55,13 +59,19 @@ from eo_common.platform import DEFAULT_ARGS, GOLD_REBUILT, TAGS, PlatformSparkSu
             type=["null", "string"],
             description="START/END[,START/END...] (ISO 8601, UTC) or all; empty: what was rebuilt",
         ),
+        "rebuild_run": Param(
+            None,
+            type=["null", "string"],
+            description="set by rebuild_derived: the rebuild run whose interval this run verifies",
+        ),
     },
 )
 def verify_agreement():
     @task
     def pick_interval(triggering_asset_events=None, dag_run=None, params=None, ti=None, run_id=None) -> str:
-        """The `interval` param, else every interval rebuilt and not yet verified (never the span
-        between them); nothing rebuilt: a skip, as there is nothing to compare. Event time nobody
+        """The `interval` param (a rebuild's run: the interval it rebuilt, whose ledger files a
+        pass settles), else every interval rebuilt and not yet verified (never the span between
+        them); nothing rebuilt: a skip, as there is nothing to compare. Event time nobody
         rebuilt, or rebuilt but holding no row on either side, is answered here from the tables'
         logs (the verdict written, XCom `answered`): `verify` then starts no Spark driver."""
         import datetime as dt
@@ -70,7 +80,7 @@ def verify_agreement():
 
         from eo.core.intervals import as_text, in_the_future, parse_many, verification_scope
         from eo.runtime.config import load_settings
-        from eo.runtime.quality.ledger import to_verify
+        from eo.runtime.quality.ledger import recorded_by, to_verify
         from eo.runtime.quality.verdicts import answer_without_spark, answered_line, run_verdict_path
 
         def refuse(line: str):  # publish_data_docs, the run's last task, repeats it: the run is red
@@ -87,6 +97,8 @@ def verify_agreement():
                 refuse(refusal)
             print(f"verifying the interval asked for: {as_text(intervals)}")
             scope = as_text(intervals)
+            if params.get("rebuild_run"):  # started by that rebuild: a pass settles its ledger files
+                ti.xcom_push(key="settles", value=recorded_by(settings, params["rebuild_run"]))
         else:
             events = [e for batch in (triggering_asset_events or {}).values() for e in batch]
             waiting, rebuilt = to_verify(settings, events)

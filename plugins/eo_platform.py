@@ -1,8 +1,8 @@
 """This platform's Airflow plugin (loaded from plugins/, see infra/airflow.py):
 
 - every run of rebuild_derived and verify_agreement gets a note saying which event time it
-  covers ("rebuilds 2026-11-20 into rebuild"), shown in the runs list and the run's page,
-  unless whoever triggered it wrote one;
+  covers ("rebuilds 2026-11-20 into rebuild"), shown on the run's page (the run id names the
+  day in the runs list: eo_timetables.py), unless whoever triggered it wrote one;
 - a run that fails says so in its note, with the tasks that failed ("... · FAILED in
   publish_data_docs: see its last log line"), so a red run stays visible in the runs list after
   later green runs of other days;

@@ -19,6 +19,9 @@ os.environ.update(
         "AIRFLOW_HOME": str(AIRFLOW_TEST_HOME),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{AIRFLOW_TEST_HOME / 'airflow.db'}",
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+        # The platform's plugins, as every Airflow of the project loads them: the DAGs' timetable
+        # (plugins/eo_timetables.py) is stored and read back only when a plugin registers it.
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[2]"}',
     }

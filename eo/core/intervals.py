@@ -181,16 +181,44 @@ def run_interval(
     data_interval_end: dt.datetime | None,
     when: dt.datetime | None = None,
 ) -> str:
-    """What a rebuild_derived run covers: everything, the `day` param's UTC day, or its data
-    interval (a run triggered without a logical date has none: the UTC day before `when`)."""
+    """What a rebuild_derived run covers: everything (`full_rebuild`), or its data interval, the
+    UTC day its logical date names (plugins/eo_timetables.py); a run triggered without a logical
+    date has none: the UTC day before `when`, as its run id says."""
     if params.get("full_rebuild"):
         return "all"
-    if params.get("day"):
-        start = dt.datetime.fromisoformat(str(params["day"])[:10]).replace(tzinfo=dt.UTC)
-        return as_text([Interval(start, start + dt.timedelta(days=1))])
     if data_interval_start is None or data_interval_end is None:
         data_interval_start, data_interval_end = _day_before(when or dt.datetime.now(dt.UTC))
     return as_text([Interval(data_interval_start.astimezone(dt.UTC), data_interval_end.astimezone(dt.UTC))])
+
+
+def plan_refusal(params: dict, interval: str, logical_date: dt.datetime | None) -> str | None:
+    """One line refusing a rebuild_derived run that would say its day twice, differently: a `day`
+    in its conf (the param the logical date replaced) naming another day, or a logical date outside
+    the interval Airflow gave it (the command line's `dags trigger` takes the interval from
+    the trigger time); None when the run's logical date, id and interval agree."""
+    covered = parse_many(interval)
+    if params.get("day"):
+        asked = str(params["day"])[:10]
+        if covered is None or len(covered) != 1 or str(covered[0]) != asked:
+            return (
+                f"`day` {asked} is not the day this run covers ({human(covered)}): a run covers the"
+                " day of its logical date (Trigger, Logical Date); leave `day` out"
+            )
+    if logical_date is not None and covered is not None:
+        at = logical_date.astimezone(dt.UTC)
+        if not any(i.start <= at < i.end for i in covered):
+            return (
+                f"logical date {at.isoformat()} is not in this run's interval ({human(covered)}): trigger"
+                " from the UI or the REST API, which take the interval from the logical date"
+            )
+    return None
+
+
+def verification_run_id(interval: str, rebuild_run_id: str) -> str:
+    """The id of the verify_agreement run a rebuild starts: the days it rebuilt first, then the
+    rebuild run (one verification per rebuild run; the same run rebuilt again reuses it):
+    "rebuilt__2026-11-20_by_backfill__2026-11-20T00:00:00+00:00"."""
+    return f"rebuilt__{compact(parse_many(interval))}_by_{rebuild_run_id}"
 
 
 def run_scope(

@@ -31,8 +31,8 @@ def day_rows(spark, settings, table, column, day, namespace):
 
 
 def run(dag, day: dt.datetime):
-    """A manual run of a data-interval DAG covers the interval that ends at its logical date."""
-    result = dag.test(logical_date=day + dt.timedelta(days=1))
+    """A manual run of rebuild_derived covers the day of its logical date (plugins/eo_timetables.py)."""
+    result = dag.test(logical_date=day)
     assert result.data_interval_start == day, result.data_interval_start
     assert result.state == DagRunState.SUCCESS, f"{dag.dag_id} for {day:%Y-%m-%d}: {result.state}"
     return result
@@ -61,18 +61,24 @@ def test_backfilling_two_days_twice_changes_nothing_and_verifies(spark, airflow_
     assert published["passed"] is True
 
 
-def test_a_run_that_names_a_day_rebuilds_that_day_whatever_its_date(spark, airflow_db, lake_env):
-    """Trigger with `day` = DAY2: [DAY2, DAY2 + 1 day) is rebuilt, not the day before the run's date."""
+def test_a_run_rebuilds_the_day_of_its_logical_date_whatever_its_time(spark, airflow_db, lake_env):
+    """Logical date DAY2 15:07: [DAY2, DAY2 + 1 day) is rebuilt, not the day before it; the
+    verification it starts is named after that day and this run."""
     path = lake_env.table_path(CAMPAIGN_MINUTE_METRICS.name, "rebuild")
     next_day = DAY2 + dt.timedelta(days=1)
     if DeltaTable.isDeltaTable(spark, path):  # an earlier test rebuilt it: take the day out again
         day = f"window_start >= '{DAY2:%Y-%m-%d}' AND window_start < '{next_day:%Y-%m-%d}'"
         spark.sql(f"DELETE FROM delta.`{path}` WHERE {day}")
     dag = airflow_db.dags["rebuild_derived"]
-    result = dag.test(logical_date=DAY2 + dt.timedelta(days=10), run_conf={"day": f"{DAY2:%Y-%m-%d}"})
+    result = dag.test(logical_date=DAY2 + dt.timedelta(hours=15, minutes=7))
     assert result.state == DagRunState.SUCCESS
     planned = result.get_task_instance("plan_interval").xcom_pull(task_ids="plan_interval")
     assert planned == f"{DAY2.isoformat()}/{next_day.isoformat()}"
+    verification = result.get_task_instance("announce_rebuilt").xcom_pull(
+        task_ids="announce_rebuilt", key="verification"
+    )
+    assert verification == f"rebuilt__{DAY2:%Y-%m-%d}_by_{result.run_id}"
+    assert result.get_task_instance("verify_rebuilt").state == "success"  # the verify run was created
     rebuilt = day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "rebuild")
     assert rebuilt and rebuilt == day_rows(spark, lake_env, CAMPAIGN_MINUTE_METRICS, "window_start", DAY2, "main")
 
@@ -85,10 +91,14 @@ def test_days_in_the_future_are_refused_and_days_nobody_rebuilt_are_skipped(airf
     from eo.runtime.quality.ledger import pending, settle
 
     future = (dt.datetime.now(UTC) + dt.timedelta(days=3)).date()
-    result = airflow_db.dags["rebuild_derived"].test(run_conf={"day": f"{future}"})
-    assert result.state == DagRunState.FAILED
-    assert result.get_task_instance("plan_interval").state == "failed"
-    assert result.get_task_instance("rebuild_interval").state != "success"
+    at = dt.datetime.combine(future, dt.time(), tzinfo=UTC)
+    # Refused when triggered (the REST API answers 400 with the line): Airflow would hold the run
+    # until its logical date, the DAG's one active run taken meanwhile.
+    with pytest.raises(ValueError, match=f"{future} is in the future"):
+        airflow_db.dags["rebuild_derived"].test(logical_date=at)
+    # A `day` in the conf (the param the logical date replaced) naming another day: refused too.
+    result = airflow_db.dags["rebuild_derived"].test(logical_date=DAY1, run_conf={"day": f"{DAY2:%Y-%m-%d}"})
+    assert result.state == DagRunState.FAILED and result.get_task_instance("plan_interval").state == "failed"
 
     verify = airflow_db.dags["verify_agreement"]
     never = dt.datetime(2026, 11, 12, tzinfo=UTC)  # the log holds 11-05 and 11-06; nobody rebuilt 11-12

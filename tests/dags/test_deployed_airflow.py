@@ -26,12 +26,14 @@ from airflow.models.dagbag import DagBag
 from airflow.serialization.serialized_objects import SerializedDAG
 
 bag = DagBag(dag_folder="dags", include_examples=False)
-serialized = {}
+serialized, timetables = {}, {}
 for dag_id, dag in bag.dags.items():
     again = SerializedDAG.from_dict(SerializedDAG.to_dict(dag))
     serialized[dag_id] = sorted(again.task_ids)
+    timetables[dag_id] = f"{type(again.timetable).__module__}.{type(again.timetable).__qualname__}"
 importlib.import_module("eo_platform")
 print(json.dumps({
+    "timetables": timetables,
     "version": airflow.__version__,
     "errors": {f: e.strip().splitlines()[-1] for f, e in bag.import_errors.items()},
     "dags": serialized,
@@ -48,6 +50,7 @@ def test_the_dags_import_and_serialize_on_the_airflow_mwaa_runs(tmp_path):
         "AIRFLOW_HOME": str(tmp_path),
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path / 'airflow.db'}",
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),  # MWAA's: plugins.zip
         "PYTHONPATH": os.pathsep.join(str(REPO_ROOT / p) for p in ("", "dags", "plugins")),
     }
     done = subprocess.run(
@@ -60,6 +63,8 @@ def test_the_dags_import_and_serialize_on_the_airflow_mwaa_runs(tmp_path):
     assert found["errors"] == {}
     assert set(found["dags"]) == {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"}
     assert "rebuild_interval" in found["dags"]["rebuild_derived"] and "verify" in found["dags"]["verify_agreement"]
+    # Read back through the plugin that registers it (plugins.zip on MWAA): runs named by their day.
+    assert found["timetables"]["rebuild_derived"] == "eo_timetables.CoveredDayTimetable"
     assert found["spark"] == []
 
 
@@ -73,7 +78,7 @@ from airflow.models.dagbag import DagBag
 bag = DagBag(dag_folder="dags", include_examples=False)
 day = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
 options = {
-    "rebuild_derived": {"run_conf": {"day": "2026-11-20"}, "logical_date": day + dt.timedelta(days=1)},
+    "rebuild_derived": {"logical_date": day},
     "verify_agreement": {"run_conf": {"interval": "2026-11-20T00:00:00Z/2026-11-21T00:00:00Z"}},
     "lake_maintenance": {},
     "stream_supervisor": {},
@@ -85,7 +90,9 @@ for dag_id, given in options.items():
         each.retries = 0
     run = dag.test(**given)
     tasks = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
-    found[dag_id] = {"state": str(run.state), "tasks": tasks}
+    found[dag_id] = {"state": str(run.state), "tasks": tasks, "interval": run.data_interval_start.isoformat()}
+from airflow.models.dagrun import DagRun
+found["verify_agreement"]["runs"] = sorted(r.run_id for r in DagRun.find(dag_id="verify_agreement"))
 print(json.dumps(found))
 """
 
@@ -140,6 +147,7 @@ def test_each_dag_runs_once_on_the_airflow_mwaa_runs(tmp_path, moto_aws, kafka):
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path / 'airflow.db'}",
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),
         "PYTHONPATH": os.pathsep.join(str(REPO_ROOT / p) for p in ("", "dags", "plugins")),
         "AWS_ENDPOINT_URL": server.endpoint,
         "AWS_ACCESS_KEY_ID": "local",
@@ -165,3 +173,7 @@ def test_each_dag_runs_once_on_the_airflow_mwaa_runs(tmp_path, moto_aws, kafka):
     failed = [f"{task}: {state}" for task, state in states if state not in ("success", "skipped")]
     assert failed == [], f"{failed}: see {tmp_path / 'runs.log'}"
     assert {d: run["state"] for d, run in found.items()} == dict.fromkeys(found, "success")
+    # A manual run covers the day of its logical date, and the rebuild started the verification
+    # of that day, named after it (the run it started stays queued: dag.test runs one run).
+    assert found["rebuild_derived"]["interval"].startswith("2026-11-20T00:00:00"), found["rebuild_derived"]
+    assert any(r.startswith("rebuilt__2026-11-20_by_") for r in found["verify_agreement"]["runs"]), found

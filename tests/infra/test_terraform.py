@@ -379,6 +379,12 @@ def test_terraform_uploads_the_dags_what_they_import_and_the_plugins():
     assert not re.search(r"^\s*etag\s*=", main, re.M)  # SSE-KMS: S3's ETag is no MD5, every plan would differ
     assert 'fileset("${var.repo_root}/conf", "*.toml")' in main
     assert "plugins_s3_path                  = aws_s3_object.plugins.key" in main
+    # The zip is the whole plugins folder: the timetable the DAGs import from it included.
+    zipped = main[main.index('data "archive_file" "plugins"') :]
+    assert "source_dir  = var.plugins_folder" in zipped and 'excludes    = ["__pycache__"]' in zipped
+    assert 'plugins_folder                = "${local.repo_root}/plugins"' in (ROOT / "main.tf").read_text()
+    assert "from eo_timetables import" in (REPO_ROOT / "dags" / "eo_common" / "airflow_api.py").read_text()
+    assert (REPO_ROOT / "plugins" / "eo_timetables.py").exists()
     assert "depends_on = [aws_s3_object.dag_files]" in main
     assert "aws s3 sync" not in (REPO_ROOT / "docs" / "cloud.md").read_text()
 

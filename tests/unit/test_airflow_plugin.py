@@ -26,14 +26,14 @@ def plugin():
     sys.modules.pop("eo_platform", None)
 
 
-def a_run(dag_id, conf=None, note=None, events=()):
+def a_run(dag_id, conf=None, note=None, events=(), interval=(None, None)):
     return SimpleNamespace(
         dag_id=dag_id,
         run_id="manual__x",
         conf=conf or {},
         note=note,
-        data_interval_start=None,
-        data_interval_end=None,
+        data_interval_start=interval[0],
+        data_interval_end=interval[1],
         consumed_asset_events=[SimpleNamespace(extra={"interval": e}) for e in events],
         logical_date=None,
         run_after=dt.datetime(2026, 11, 23, 9, tzinfo=UTC),
@@ -43,7 +43,8 @@ def a_run(dag_id, conf=None, note=None, events=()):
 def test_a_run_gets_a_note_with_the_days_it_covers(plugin, tmp_path, monkeypatch):
     monkeypatch.setenv("EO_REPORTS_ROOT", str(tmp_path))  # an empty ledger of pending rebuilds
     notes = plugin.RunNotes()
-    run = a_run("rebuild_derived", {"day": "2026-11-20"})
+    day = dt.datetime(2026, 11, 20, tzinfo=UTC)
+    run = a_run("rebuild_derived", interval=(day, day + dt.timedelta(days=1)))  # logical date 2026-11-20
     notes.on_dag_run_running(run, "started")
     assert run.note == "rebuilds 2026-11-20 into rebuild"
     run = a_run(
@@ -67,10 +68,10 @@ def test_a_verify_note_counts_rebuilds_whose_asset_events_airflow_folded(plugin,
 
 def test_a_note_someone_wrote_is_kept_and_a_bad_conf_never_raises(plugin):
     notes = plugin.RunNotes()
-    run = a_run("rebuild_derived", {"day": "2026-11-20"}, note="re-run after the late files")
+    run = a_run("rebuild_derived", note="re-run after the late files")
     notes.on_dag_run_running(run, "started")
     assert run.note == "re-run after the late files"
-    run = a_run("rebuild_derived", {"day": "not a day"})
+    run = a_run("verify_agreement", {"interval": "not an interval"})
     notes.on_dag_run_running(run, "started")  # logged, not raised into the scheduler
     assert run.note is None
 

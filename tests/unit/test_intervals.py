@@ -94,13 +94,40 @@ def test_the_sql_predicate_covers_each_interval_and_nothing_between(spark):
     assert kept == [19, 22]
 
 
-def test_a_rebuild_run_covers_the_day_it_names_or_else_its_data_interval():
+def test_a_rebuild_run_covers_its_data_interval():
+    """The day of its logical date (plugins/eo_timetables.py gives a run dated 11-20 [11-20, 11-21))."""
     from eo.core.intervals import run_interval
 
-    start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)
-    assert run_interval({"day": "2026-11-20"}, start, end) == day(20)  # the day named, not the day before
-    assert run_interval({"day": None}, start, end) == day(19)  # the data interval of a run dated 11-20
-    assert run_interval({"day": "2026-11-20", "full_rebuild": True}, start, end) == "all"
+    start, end = dt.datetime(2026, 11, 20, tzinfo=UTC), dt.datetime(2026, 11, 21, tzinfo=UTC)
+    assert run_interval({}, start, end) == day(20)
+    assert run_interval({"full_rebuild": True}, start, end) == "all"
+
+
+def test_a_rebuild_run_that_would_say_its_day_twice_differently_is_refused():
+    """A `day` in the conf (the param the logical date replaced) must name the day the run covers,
+    and the logical date must fall in the run's interval (the command line's `dags trigger` takes
+    it from the trigger time)."""
+    from eo.core.intervals import plan_refusal
+
+    in_the_day = dt.datetime(2026, 11, 20, 15, 7, tzinfo=UTC)
+    assert plan_refusal({}, day(20), in_the_day) is None
+    assert plan_refusal({"day": "2026-11-20"}, day(20), in_the_day) is None  # agrees: harmless
+    assert plan_refusal({}, day(20), None) is None  # no logical date: the interval alone
+    refused = plan_refusal({"day": "2026-11-05"}, day(20), in_the_day)
+    assert refused.startswith("`day` 2026-11-05 is not the day this run covers (2026-11-20)"), refused
+    assert plan_refusal({"day": "2026-11-20"}, "all", in_the_day).startswith("`day` 2026-11-20 is not")
+    elsewhere = plan_refusal({}, day(22), in_the_day)
+    assert elsewhere.startswith("logical date 2026-11-20T15:07:00+00:00 is not in this run's interval (2026-11-22)")
+
+
+def test_a_rebuilds_verification_is_named_after_the_days_and_the_rebuild():
+    from eo.core.intervals import verification_run_id
+
+    assert verification_run_id(day(20), "backfill__2026-11-20T00:00:00+00:00") == (
+        "rebuilt__2026-11-20_by_backfill__2026-11-20T00:00:00+00:00"
+    )
+    assert verification_run_id("all", "manual__x") == "rebuilt__all_by_manual__x"
+    assert verification_run_id(f"{day(19)},{day(20)}", "r") == "rebuilt__2026-11-19--2026-11-21_by_r"
 
 
 def test_a_rebuild_run_without_a_data_interval_covers_the_day_before_it_was_triggered():
@@ -127,8 +154,8 @@ def test_each_run_says_what_event_time_it_covers():
 
     when = dt.datetime(2026, 11, 23, 6, tzinfo=UTC)
     start, end = dt.datetime(2026, 11, 19, tzinfo=UTC), dt.datetime(2026, 11, 20, tzinfo=UTC)
-    named = run_scope("rebuild_derived", {"day": "2026-11-20"}, None, None, [], when)
-    assert named == "rebuilds 2026-11-20 into rebuild"
+    unnamed = run_scope("rebuild_derived", {}, None, None, [], when)  # no logical date: the day before
+    assert unnamed == "rebuilds 2026-11-22 into rebuild"
     assert run_scope("rebuild_derived", {}, start, end, [], when) == "rebuilds 2026-11-19 into rebuild"
     assert run_scope("rebuild_derived", {"full_rebuild": True, "target": "main"}, start, end, [], when) == (
         "rebuilds all event time into main"

@@ -1,10 +1,9 @@
 """The intervals rebuilt and not yet verified: a file per rebuild under reports/verify/rebuilt/.
 
-Airflow's asset events are not enough to know what to verify: events that arrive while
-verify_agreement is busy, or paused, are folded into a later run or consumed by none. So each
-rebuild also leaves a file here; verify_agreement verifies every pending interval and removes
-the files of those that passed. A failed check leaves them pending: the next run checks them
-again, until the day is rebuilt or fixed.
+Each rebuild leaves a file here and starts a verify_agreement run of its own interval, which
+removes the rebuild's files when it passes. A run that failed, or never ran (verify_agreement
+paused, a run deleted), leaves them pending: verify_agreement's daily run verifies every pending
+interval, until the day is rebuilt or fixed.
 """
 
 from __future__ import annotations
@@ -36,6 +35,16 @@ def pending(settings: Settings) -> dict[str, str]:
         uri: json.loads(environment(settings).report_files.read_text(uri))["interval"]
         for uri in files_under(environment(settings).report_files, ledger_folder(settings), ".json")
     }
+
+
+def recorded_by(settings: Settings, run_id: str) -> list[str]:
+    """The pending files of one rebuild run: what the verification it started settles when it passes."""
+    files = environment(settings).report_files
+    return [
+        uri
+        for uri in files_under(files, ledger_folder(settings), ".json")
+        if json.loads(files.read_text(uri)).get("run_id") == run_id
+    ]
 
 
 def settle(settings: Settings, uris: list[str]) -> None:

@@ -94,7 +94,8 @@ resource "aws_s3_object" "dag_files" {
   source_hash = filemd5(each.value)
 }
 
-# MWAA reads plugins from one zip (plugins/eo_platform.py: the platform's pages in the UI).
+# MWAA reads plugins from one zip: plugins/eo_platform.py (the platform's pages in the UI) and
+# plugins/eo_timetables.py (rebuild_derived's timetable: Airflow reads it back only through a plugin).
 data "archive_file" "plugins" {
   type        = "zip"
   source_dir  = var.plugins_folder
