@@ -58,12 +58,26 @@ def _trigger_dialog(page, url: str, dag_id: str):
     return dialog
 
 
-def trigger_with_params(page, url: str, dag_id: str, params: dict[str, str]) -> None:
-    """A single run from the Trigger form, typing each param into its field."""
+def trigger_with_params(
+    page,
+    url: str,
+    dag_id: str,
+    params: dict[str, str],
+    logical_date: dt.datetime | None = None,
+    refused: str | None = None,
+) -> None:
+    """A single run from the Trigger form, typing each param into its field (and the logical
+    date, the form's first date field, when given; else the form's own, now). With `refused`,
+    the form must stay open showing that text (the API refused the run)."""
     dialog = _trigger_dialog(page, url, dag_id)
+    if logical_date is not None:
+        _pick(dialog, 0, logical_date)
     for name, value in params.items():
         dialog.locator(f"[name=element_{name}]").fill(value)
     dialog.get_by_role("button", name="Trigger").click()
+    if refused is not None:
+        dialog.get_by_text(refused, exact=False).first.wait_for(timeout=30_000)
+        return
     dialog.wait_for(state="hidden")
 
 
@@ -78,3 +92,13 @@ def trigger_backfill(
     dialog.get_by_text(reprocess, exact=True).click()
     dialog.get_by_role("button", name="Run Backfill").click()
     dialog.wait_for(state="hidden")
+
+
+def run_ids_listed(page, url: str, dag_id: str, prefixes: list[str]) -> None:
+    """The DAG's runs list (Runs tab) shows a run whose id starts with each prefix (ids may be cut
+    with an ellipsis after them)."""
+    import re
+
+    page.goto(f"{url}/dags/{dag_id}/runs")
+    for prefix in prefixes:
+        page.get_by_text(re.compile("^" + re.escape(prefix))).first.wait_for(timeout=30_000)

@@ -1,6 +1,7 @@
-"""The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a named
-day, let verification run on non-adjacent days, backfill two days of which one already has a run
-while a second backfill (lake maintenance) runs beside it, then tamper with one gold row and read
+"""The day of a new user, in a real browser against a real Airflow: trigger a rebuild of a day
+(its logical date), let verification run on non-adjacent days, backfill two days of which one
+already has a run while a second backfill (lake maintenance) runs beside it (each runs list
+names the day each run covers in its run id), then tamper with one gold row and read
 the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt
 (skipped, not failed), try to rebuild a day in the future (refused) and kill the scheduler (the
 watchdog starts it again, and "Component restarts" lists it). Each step asserts what the UI shows
@@ -28,6 +29,7 @@ from tests.e2e.airflow_ui import (
     dag_ids_listed,
     hover_description,
     login,
+    run_ids_listed,
     trigger_backfill,
     trigger_with_params,
 )
@@ -176,18 +178,30 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             hover_description(page, "verify_agreement", "After each rebuild, and daily at 06:00 UTC")
             shots.append(shoot(page, "0-dag-list"))
 
-            # 1. Rebuild a named day: the run says which day, whatever its logical date.
-            trigger_with_params(page, url, "rebuild_derived", {"day": f"{D5:%Y-%m-%d}"})
+            # 1. Rebuild a day: its logical date (any time of the day) names it, and so does the
+            # run id, in the runs list.
+            now = dt.datetime.now(UTC)
+            trigger_with_params(
+                page, url, "rebuild_derived", {}, logical_date=D5.replace(hour=now.hour, minute=now.minute)
+            )
             (manual,) = api.wait("rebuild_derived", at_least(1), "manual")
             assert manual["state"] == "success", manual
+            assert manual["dag_run_id"].startswith("manual__2026-11-05_"), manual
+            assert manual["logical_date"][:10] == "2026-11-05" and manual["data_interval_start"][:10] == "2026-11-05"
             note_shown(page, url, "rebuild_derived", manual, "rebuilds 2026-11-05 into rebuild")
             shots.append(shoot(page, "1-named-day-run"))
+            run_ids_listed(page, url, "rebuild_derived", ["manual__2026-11-05_", f"scheduled__{y}T00:00:00"])
+            shots.append(shoot(page, "1b-rebuild-runs-named-by-day"))
 
             # 2. Verification of what was rebuilt, 11-05 and yesterday, passes: never the span
             # between them, where 11-06 has events that were not rebuilt.
+            # Each rebuild starts the verification of its day, named after the day and the rebuild.
             verified = api.wait("verify_agreement", noted("2026-11-05", y))
             assert all(r["state"] == "success" for r in verified), verified
             assert not any("2026-11-06" in (r["note"] or "") for r in verified), verified
+            ids = {r["dag_run_id"] for r in verified}
+            assert f"rebuilt__2026-11-05_by_{manual['dag_run_id']}" in ids, ids
+            assert f"rebuilt__{y}_by_scheduled__{y}T00:00:00+00:00" in ids, ids
             note_shown(page, url, "verify_agreement", verified[-1], verified[-1]["note"])
             shots.append(shoot(page, "2-verify-non-adjacent-days-passed"))
 
@@ -214,13 +228,13 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
                 again
             )
             assert all(r["state"] == "success" for r in again), again
-            # Airflow names a backfill run after its run_after, the end of its day: the logical
-            # date and the note say which day it rebuilt.
-            assert sorted((r["logical_date"][:10], r["note"]) for r in again) == [
-                (b, f"rebuilds {b} into rebuild"),
-                (y, f"rebuilds {y} into rebuild"),
+            # Run id, logical date and note name the day each run rebuilt: the new run for the day
+            # before is the backfill's, yesterday's is its scheduled run, reprocessed ("All Runs").
+            assert sorted((r["dag_run_id"], r["logical_date"][:10], r["note"]) for r in again) == [
+                (f"backfill__{b}T00:00:00+00:00", b, f"rebuilds {b} into rebuild"),
+                (f"scheduled__{y}T00:00:00+00:00", y, f"rebuilds {y} into rebuild"),
             ], again
-            page.goto(f"{url}/dags/rebuild_derived/runs")
+            run_ids_listed(page, url, "rebuild_derived", [f"backfill__{b}T00:00:00", f"scheduled__{y}T00:00:00"])
             page.get_by_text("Backfill").first.wait_for()
             shots.append(shoot(page, "3-backfill-runs"))
             page.goto(f"{url}/dags/lake_maintenance/runs")
@@ -229,6 +243,10 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             before = len(verified)
             verified = api.wait("verify_agreement", lambda runs: noted(b)(runs[before:]))
             assert all(r["state"] == "success" for r in verified), verified
+            assert f"rebuilt__{b}_by_backfill__{b}T00:00:00+00:00" in {r["dag_run_id"] for r in verified}, verified
+            # The verification runs list: the days they verify, first in each id.
+            run_ids_listed(page, url, "verify_agreement", [f"rebuilt__{d}_by_" for d in ("2026-11-05", b, y)])
+            shots.append(shoot(page, "3c-verify-runs-named-by-day"))
 
             # 4. One cent on one live gold row of 11-05: verification of 11-05 fails, and the
             # Data Docs name the table and the differing key.
@@ -267,21 +285,16 @@ def test_the_day_of_a_new_user(spark, airflow, walk_lake):
             note_shown(page, url, "verify_agreement", skipped, "verifies 2026-11-06")
             shots.append(shoot(page, "6-never-rebuilt-day-skipped"))
 
-            # 7. A day in the future: refused by plan_interval, nothing rebuilt.
-            future = f"{dt.datetime.now(UTC).date() + dt.timedelta(days=3):%Y-%m-%d}"
-            trigger_with_params(page, url, "rebuild_derived", {"day": future})
-            refused = api.wait("rebuild_derived", at_least(2), "manual")[-1]
-            assert refused["state"] == "failed", refused
-            states = api.task_states("rebuild_derived", refused["dag_run_id"])
-            assert states["plan_interval"] == "failed" and states["rebuild_interval"] != "success", states
-            note_shown(
-                page,
-                url,
-                "rebuild_derived",
-                refused,
-                f"rebuilds {future} into rebuild · FAILED in plan_interval: see its last log line",
+            # 7. A day in the future: refused when triggered, in the form (Airflow would hold a run
+            # dated in the future until then, the DAG's one active run taken); no run is made.
+            ahead = dt.datetime.now(UTC).replace(second=0, microsecond=0, tzinfo=None) + dt.timedelta(days=3)
+            future = f"{ahead:%Y-%m-%d}"
+            runs_before = len(api.runs("rebuild_derived"))
+            trigger_with_params(
+                page, url, "rebuild_derived", {}, logical_date=ahead, refused=f"{future} is in the future"
             )
             shots.append(shoot(page, "7-future-day-refused"))
+            assert len(api.runs("rebuild_derived")) == runs_before
 
             # 8. The scheduler dies: the watchdog starts it again within seconds, and says so.
             killed = process.kill(airflow.pid_file("scheduler"))
