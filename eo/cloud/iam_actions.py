@@ -92,23 +92,13 @@ VERSIONED = {
 }
 # boto3's managed transfers and helpers: the operations they make (a multipart upload above 8 MB,
 # aborted when a part fails).
+_UPLOAD = ("PutObject", "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "AbortMultipartUpload")
+_DOWNLOAD = ("HeadObject", "GetObject")
 TRANSFERS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("s3", "upload_file"): (
-        "PutObject",
-        "CreateMultipartUpload",
-        "UploadPart",
-        "CompleteMultipartUpload",
-        "AbortMultipartUpload",
-    ),
-    ("s3", "upload_fileobj"): (
-        "PutObject",
-        "CreateMultipartUpload",
-        "UploadPart",
-        "CompleteMultipartUpload",
-        "AbortMultipartUpload",
-    ),
-    ("s3", "download_file"): ("HeadObject", "GetObject"),
-    ("s3", "download_fileobj"): ("HeadObject", "GetObject"),
+    ("s3", "upload_file"): _UPLOAD,
+    ("s3", "upload_fileobj"): _UPLOAD,
+    ("s3", "download_file"): _DOWNLOAD,
+    ("s3", "download_fileobj"): _DOWNLOAD,
 }
 # Actions on a bucket's ARN; every other s3 action is on an object's.
 S3_BUCKET_ACTIONS = frozenset(
