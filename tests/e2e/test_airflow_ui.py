@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import shutil
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -86,28 +87,36 @@ class Api:
         request = urllib.request.Request(
             f"{self.url}/auth/token", data=body, headers={"Content-Type": "application/json"}, method="POST"
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
             self.token = json.load(response)["access_token"]
 
     def now(self) -> str:
         """The API's idea of now, in the format of its dates."""
         return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
 
+    def get(self, path: str, attempts: int = 4) -> dict:
+        """GET one API path as JSON. An answer slower than 30 s is asked again (the API server
+        shares two cores with the Spark tests of the other worker): a slow answer is not what
+        this test checks; an error status is raised at once."""
+        request = urllib.request.Request(f"{self.url}{path}", headers={"Authorization": f"Bearer {self.token}"})
+        for attempt in range(1, attempts + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    return json.load(response)
+            except urllib.error.HTTPError:
+                raise
+            except (TimeoutError, urllib.error.URLError) as e:
+                timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
+                if not timed_out or attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
     def runs(self, dag_id: str) -> list[dict]:
-        request = urllib.request.Request(
-            f"{self.url}/api/v2/dags/{dag_id}/dagRuns?limit=100&order_by=run_after",
-            headers={"Authorization": f"Bearer {self.token}"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.load(response)["dag_runs"]
+        return self.get(f"/api/v2/dags/{dag_id}/dagRuns?limit=100&order_by=run_after")["dag_runs"]
 
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
-        request = urllib.request.Request(
-            f"{self.url}/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances",
-            headers={"Authorization": f"Bearer {self.token}"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return {t["task_id"]: t["state"] for t in json.load(response)["task_instances"]}
+        runs = self.get(f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances")
+        return {t["task_id"]: t["state"] for t in runs["task_instances"]}
 
     def wait(self, dag_id: str, until, run_type: str | None = None, timeout: float = 600) -> list[dict]:
         """The DAG's runs (of `run_type`), once `until(them)` holds and every run is done."""
