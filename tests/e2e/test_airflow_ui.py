@@ -97,26 +97,29 @@ class Api:
     def get(self, path: str, attempts: int = 4) -> dict:
         """GET one API path as JSON. An answer slower than 30 s is asked again (the API server
         shares two cores with the Spark tests of the other worker): a slow answer is not what
-        this test checks; an error status is raised at once."""
+        this test checks; an error status, or a last attempt timing out, raises."""
         request = urllib.request.Request(f"{self.url}{path}", headers={"Authorization": f"Bearer {self.token}"})
-        for attempt in range(1, attempts + 1):
+        for _ in range(attempts - 1):
             try:
-                with urllib.request.urlopen(request, timeout=30) as response:
-                    return json.load(response)
+                return self._read(request)
             except urllib.error.HTTPError:
                 raise
             except (TimeoutError, urllib.error.URLError) as e:
-                timed_out = isinstance(e, TimeoutError) or isinstance(getattr(e, "reason", None), TimeoutError)
-                if not timed_out or attempt == attempts:
+                if not isinstance(e, TimeoutError) and not isinstance(e.reason, TimeoutError):
                     raise
-        raise AssertionError("unreachable")
+        return self._read(request)
+
+    @staticmethod
+    def _read(request: urllib.request.Request) -> dict:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
 
     def runs(self, dag_id: str) -> list[dict]:
         return self.get(f"/api/v2/dags/{dag_id}/dagRuns?limit=100&order_by=run_after")["dag_runs"]
 
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str]:
-        runs = self.get(f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances")
-        return {t["task_id"]: t["state"] for t in runs["task_instances"]}
+        tasks = self.get(f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances")
+        return {t["task_id"]: t["state"] for t in tasks["task_instances"]}
 
     def wait(self, dag_id: str, until, run_type: str | None = None, timeout: float = 600) -> list[dict]:
         """The DAG's runs (of `run_type`), once `until(them)` holds and every run is done."""
