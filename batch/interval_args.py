@@ -15,7 +15,9 @@ def add_interval_args(parser: argparse.ArgumentParser, many: bool = False) -> No
     parser.add_argument("--start", help="interval start (ISO 8601, UTC), with --end")
     parser.add_argument("--end", help="interval end, exclusive")
     several = ", or several: START/END,START/END" if many else ""
-    parser.add_argument("--interval", help=f"START/END in one argument{several}, or 'all' (what Airflow passes)")
+    parser.add_argument(
+        "--interval", help=f"a day (2026-11-21) or START/END in one argument{several}, or 'all' (what Airflow passes)"
+    )
 
 
 def intervals_from(args: argparse.Namespace, many: bool = False) -> list[Interval] | None:

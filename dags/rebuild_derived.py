@@ -26,6 +26,10 @@ from the bronze log, with the same transformations the stream uses.
 - **Params**: `full_rebuild` rebuilds everything instead of the interval; `target` writes the
   comparison namespace (`rebuild`, default, which `verify_agreement` then checks) or replaces the
   live gold tables (`main`).
+- **`target` = `main` while the stream runs** is refused at once, not retried, the task's error
+  the one line: "the stream on <host> (pid N) holds the stream's live tables: stop it (make
+  stream-stop) before rebuilding --target main, or wait for it to end". Stop the stream, trigger
+  again, then `make stream-start`.
 - **Backfill** from the UI (Trigger → Backfill; choose *All Runs* to rebuild days that already
   have a run too) or `make airflow-cli ARGS="backfill create --dag-id rebuild_derived --from-date
   2026-11-20 --to-date 2026-11-21"`.
@@ -56,7 +60,15 @@ INTERVAL = "{{ ti.xcom_pull(task_ids='plan_interval') }}"
     doc_md=__doc__,
     params={
         "full_rebuild": Param(False, type="boolean", description="rebuild the whole log, not the interval"),
-        "target": Param("rebuild", enum=["rebuild", "main"], description="comparison namespace or live gold"),
+        "target": Param(
+            "rebuild",
+            enum=["rebuild", "main"],
+            description=(
+                "rebuild: the comparison namespace, which verify_agreement checks. main: replaces the live"
+                " gold tables, and is refused at once while the stream runs (its normal state): stop it"
+                " first (make stream-stop), then start it again after the run"
+            ),
+        ),
     },
 )
 def rebuild_derived():

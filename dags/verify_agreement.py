@@ -8,8 +8,9 @@ recomputation row by row, exactly; silver keys unique; every acknowledged record
   run of this DAG for exactly the interval it rebuilt, named after it
   (`rebuilt__2026-11-20_by_manual__2026-11-20_...`), and daily at 06:00 for whatever was rebuilt
   and not yet verified (nothing rebuilt: the run is skipped, never failed).
-- **What it compares**: the `interval` param when you give one (Trigger → `interval` =
-  `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or `all`); a rebuild's
+- **What it compares**: the `interval` param when you give one (Trigger → `interval` = a day,
+  `2026-11-20`, or `2026-11-20T00:00:00Z/2026-11-21T00:00:00Z`, several separated by commas, or
+  `all`; the run's note then names it: "verifies 2026-11-20"); a rebuild's
   run, the interval that rebuild rebuilt; else (the 06:00 run) exactly the intervals rebuilt and
   not yet verified (11-19, 11-20 and 11-22 stay apart: 11-21, which nobody rebuilt, is not
   compared). Event time nobody rebuilt is reported as "not rebuilt, nothing to compare" (a skip),
@@ -57,7 +58,10 @@ from eo_common.platform import DEFAULT_ARGS, TAGS, PlatformSparkSubmitOperator
         "interval": Param(
             None,
             type=["null", "string"],
-            description="START/END[,START/END...] (ISO 8601, UTC) or all; empty: what was rebuilt",
+            description=(
+                "a day (2026-11-21), START/END (ISO 8601, UTC), several of them comma-separated, or all;"
+                " empty: what was rebuilt and not yet verified"
+            ),
         ),
         "rebuild_run": Param(
             None,

@@ -13,12 +13,13 @@ from eo_timetables import CoveredDayTimetable
 
 try:  # Airflow 3.1 and later
     from airflow.sdk import CronTriggerTimetable
-    from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 except ImportError:  # Airflow 3.0
-    from airflow.exceptions import AirflowFailException, AirflowSkipException
+    from airflow.exceptions import AirflowException, AirflowFailException, AirflowSkipException
     from airflow.timetables.trigger import CronTriggerTimetable
 
 __all__ = [
+    "AirflowException",
     "AirflowFailException",
     "AirflowSkipException",
     "CoveredDayTimetable",

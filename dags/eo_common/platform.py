@@ -8,11 +8,15 @@ pyspark it pulls) is needed only where jobs are spark-submitted, never on MWAA.
 from __future__ import annotations
 
 import os
+import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from airflow.sdk import Asset, BaseOperator
+
+# The variable a job's one line goes to (eo.runtime.cli.ONE_LINE_FILE; not imported: parse time).
+ONE_LINE_FILE = "EO_ONE_LINE_FILE"
 
 # The checkout the jobs run from (DAG files live in its dags/ folder).
 HOME = Path(os.environ.get("EO_HOME") or Path(__file__).resolve().parents[2])
@@ -61,12 +65,35 @@ class SparkSubmitLauncher:
         from eo.runtime.submit import build_pyfiles, job_env, submit_conf
 
         conf = submit_conf(settings, operator.conf)
-        operator.submit_hook = SparkSubmitHook(
-            conf=conf, conn_id=operator.conn_id, jars=conf.pop("spark.jars"), py_files=str(build_pyfiles()),
-            name=operator.name, application_args=list(operator.application_args or []),
-            env_vars={**job_env(), **(operator.env_vars or {})},
-        )  # fmt: skip
-        operator.submit_hook.submit(str(HOME / operator.script))
+        with tempfile.TemporaryDirectory(prefix="eo-one-line-") as scratch:
+            one_line = os.path.join(scratch, "one-line.json")
+            operator.submit_hook = SparkSubmitHook(
+                conf=conf, conn_id=operator.conn_id, jars=conf.pop("spark.jars"), py_files=str(build_pyfiles()),
+                name=operator.name, application_args=list(operator.application_args or []),
+                env_vars={**job_env(), **(operator.env_vars or {}), ONE_LINE_FILE: one_line},
+            )  # fmt: skip
+            try:
+                operator.submit_hook.submit(str(HOME / operator.script))
+            except Exception as exc:
+                raise_one_line(one_line, exc)
+                raise
+
+
+def raise_one_line(path: str, exc: Exception) -> None:
+    """A job that failed with a known one line (eo/runtime/cli.py): the task fails with that line
+    first, not spark-submit's command. A refusal that retrying cannot change (the stream holds
+    the live tables) fails without retries; else the task's retries apply. Nothing recorded:
+    returns, and the caller raises `exc` as it was."""
+    from eo.runtime.cli import read_one_line
+    from eo_common.airflow_api import AirflowException, AirflowFailException
+
+    found = read_one_line(path)
+    if found is None:
+        return
+    line = f"{found['line']} (exit code {found['code']})"
+    if not found.get("retry", True):
+        raise AirflowFailException(f"{line}; not retried: trying again will not change it") from exc
+    raise AirflowException(line) from exc
 
 
 class EmrServerlessLauncher:

@@ -71,17 +71,30 @@ def compact(intervals: list[Interval] | None) -> str:
 
 
 def parse_many(text: str) -> list[Interval] | None:
-    """ "START/END,START/END,..." (ISO 8601, UTC) as intervals, merged; "all" (or nothing) is None."""
+    """ "START/END,START/END,..." (ISO 8601, UTC) as intervals, merged; "all" (or nothing) is None.
+    A part that is a plain date ("2026-11-21") is that UTC day: [2026-11-21, 2026-11-22)."""
     if not text or text.strip() == "all":
         return None
     parts = [part.strip() for part in text.split(",") if part.strip()]
     intervals = []
     for part in parts:
         start, sep, end = part.partition("/")
-        if not sep:
-            raise ValueError(f"an interval is START/END, got {part!r}")
-        intervals.append(Interval.parse(start, end))
+        if sep:
+            intervals.append(Interval.parse(start, end))
+        elif (day := _plain_day(part)) is not None:
+            intervals.append(Interval(day, day + dt.timedelta(days=1)))
+        else:
+            raise ValueError(f"an interval is a day (2026-11-21) or START/END (ISO 8601, UTC), got {part!r}")
     return merged(intervals)
+
+
+def _plain_day(text: str) -> dt.datetime | None:
+    """Midnight UTC of a "YYYY-MM-DD" date, or None for anything else."""
+    try:
+        day = dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC) if len(text) == 10 else None
 
 
 def requested(start: str | None, end: str | None, interval: str | None, many: bool) -> list[Interval] | None:
@@ -91,7 +104,7 @@ def requested(start: str | None, end: str | None, interval: str | None, many: bo
     if interval:
         found = parse_many(interval)
         if found is not None and not many and "," in interval:
-            raise ValueError(f"--interval wants one START/END or 'all', got {interval!r}")
+            raise ValueError(f"--interval wants one day, one START/END or 'all', got {interval!r}")
         return found
     if not (start or end):
         return None

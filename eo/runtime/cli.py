@@ -10,6 +10,8 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
 import time
@@ -41,6 +43,32 @@ class Progress:
 
 class NotReady(RuntimeError):
     """Something this command needs is not there yet; the message says what to do."""
+
+
+class Refused(NotReady):
+    """Not ready, and trying again soon will not change it (another writer holds the live tables,
+    whose normal state is held): a scheduler that runs the command does not retry it."""
+
+
+# Set by whoever runs a command in a subprocess (the DAGs' Spark operator): the one line of a known
+# failure is written there as JSON ({"code", "line", "retry"}), so the caller can say it first.
+ONE_LINE_FILE = "EO_ONE_LINE_FILE"
+
+
+def record_one_line(code: int, line: str, retry: bool) -> None:
+    """Write the failure's one line where ONE_LINE_FILE names (nothing when it is unset)."""
+    if path := os.environ.get(ONE_LINE_FILE):
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump({"code": code, "line": line, "retry": retry}, out)
+
+
+def read_one_line(path: str) -> dict | None:
+    """What `record_one_line` wrote at `path`, or None when the command wrote nothing there."""
+    try:
+        with open(path, encoding="utf-8") as found:
+            return json.load(found)
+    except (OSError, ValueError):
+        return None
 
 
 def _kafka_down(exc: BaseException) -> bool:
@@ -133,4 +161,5 @@ def guarded(main: Callable[[list[str] | None], int], argv: list[str] | None = No
             raise
         code, line = known
         print(f"error: {line}", file=sys.stderr)
+        record_one_line(code, line, retry=not isinstance(exc, Refused))
         return code

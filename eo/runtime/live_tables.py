@@ -22,7 +22,7 @@ from pathlib import Path
 from eo.core.positions import partial_batch, rebuilt_position
 from eo.core.tables import BRONZE, GOLD, NOT_RETAINED, QUARANTINE, SILVER, TableDef
 from eo.runtime import commits
-from eo.runtime.cli import NotReady
+from eo.runtime.cli import NotReady, Refused
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import HOLD_SECONDS, Fence, HeldBy, holding
@@ -154,7 +154,7 @@ def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> F
     held = live_holder(settings)
     if held is not None:
         stop = " (make stream-stop)" if held.holder.startswith("the stream") else ""
-        raise NotReady(f"{held} holds the stream's live tables: stop it{stop} before {doing}, or wait for it to end")
+        raise Refused(f"{held} holds the stream's live tables: stop it{stop} before {doing}, or wait for it to end")
     fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)
     there = [t for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]

@@ -80,7 +80,7 @@ def test_parsing_merges_overlaps_and_refuses_nonsense():
     (one,) = parse_many(f"{day(5)},2026-11-05T12:00:00Z/2026-11-06T06:00:00Z")
     assert (one.start.day, one.end.day, one.end.hour) == (5, 6, 6)
     with pytest.raises(ValueError, match="START/END"):
-        parse_many("2026-11-05")
+        parse_many("2026-11-05T12:00:00Z")  # a moment is not an interval (a plain day is: below)
     with pytest.raises(ValueError, match="empty interval"):
         parse_many("2026-11-06T00:00:00Z/2026-11-05T00:00:00Z")
     assert as_text(merged(parse_many(day(1)) + parse_many(day(3)))) == f"{day(1)},{day(3)}"
@@ -167,3 +167,25 @@ def test_each_run_says_what_event_time_it_covers():
     assert run_scope("verify_agreement", {}, None, None, [], when) == "verifies nothing: no rebuild waits for a check"
     assert run_scope("verify_agreement", {"interval": day(5)}, None, None, rebuilt, when) == "verifies 2026-11-05"
     assert run_scope("lake_maintenance", {}, start, end, [], when) is None
+
+
+def test_a_plain_day_is_that_utc_day_alone_or_among_intervals():
+    """verify_agreement's `interval` param and --interval take "2026-11-21" as the whole UTC day."""
+    assert parse_many("2026-11-21") == parse_many("2026-11-21T00:00:00Z/2026-11-22T00:00:00Z")
+    assert as_text(parse_many("2026-11-19, 2026-11-20,2026-11-22T00:00:00Z/2026-11-22T06:00:00Z")) == as_text(
+        parse_many("2026-11-19T00:00:00Z/2026-11-21T00:00:00Z,2026-11-22T00:00:00Z/2026-11-22T06:00:00Z")
+    )
+    assert str(parse_many("2026-11-21")[0]) == "2026-11-21"
+
+
+@pytest.mark.parametrize("text", ["2026-11-21T05:00:00", "20261121", "2026-11-31", "yesterday", "2026-11"])
+def test_anything_else_without_a_slash_is_refused_naming_both_forms(text):
+    with pytest.raises(ValueError, match=r"an interval is a day \(2026-11-21\) or START/END"):
+        parse_many(text)
+
+
+def test_a_verify_run_of_a_plain_day_names_it_in_its_note():
+    from eo.core.intervals import run_scope
+
+    at = dt.datetime(2026, 11, 22, 6, tzinfo=dt.UTC)
+    assert run_scope("verify_agreement", {"interval": "2026-11-21"}, None, None, [], at) == "verifies 2026-11-21"
