@@ -61,15 +61,54 @@ def outside_airflow(environ: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if not k.lstrip("_").startswith("AIRFLOW") and k != MARK}
 
 
+# What `start` was run with, recorded in <home>/started.json: every later command on that home
+# (status, stop, cli) finds the same Airflow without the variables being typed again.
+STARTED_WITH = ("EO_AIRFLOW_PORT", "EO_PG_PORT", "EO_AIRFLOW_DB", "EO_AIRFLOW_DB_URL")
+
+
+def started_with(home: Path) -> dict[str, str]:
+    """The knobs the last `start` on `home` ran with ({} before any start)."""
+    path = home / "started.json"
+    try:
+        return json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        return {}
+
+
 @dataclass(frozen=True)
 class AirflowService:
     home: Path
     port: int = 8080
+    # STARTED_WITH's values this instance uses: the environment's, else what the last start used.
+    knobs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def default(cls, port: int | None = None, home: Path | None = None) -> AirflowService:
-        port = port or int(os.environ.get("EO_AIRFLOW_PORT", "8080"))
-        return cls(home or Path(os.environ.get("EO_AIRFLOW_HOME", DEFAULT_HOME)), port)
+        """The Airflow on `home`: a variable set now wins, else what `start` recorded, else defaults
+        (port 8080, the project's PostgreSQL on 5432)."""
+        home = home or Path(os.environ.get("EO_AIRFLOW_HOME", DEFAULT_HOME))
+        recorded = started_with(home)
+        knobs = {
+            k: os.environ[k] if k in os.environ else recorded[k]
+            for k in STARTED_WITH
+            if k in os.environ or k in recorded
+        }
+        port = port or int(knobs.get("EO_AIRFLOW_PORT", "8080"))
+        return cls(home, port, tuple(sorted({**knobs, "EO_AIRFLOW_PORT": str(port)}.items())))
+
+    def knob(self, name: str, default: str | None = None) -> str | None:
+        return dict(self.knobs).get(name, os.environ.get(name, default))
+
+    def postgres(self) -> Postgres:
+        """The project's PostgreSQL this Airflow keeps its metadata in (unless another is chosen)."""
+        port = self.knob("EO_PG_PORT")
+        return Postgres.default(int(port) if port else None)
+
+    def record_start(self) -> None:
+        """What this start ran with, for the commands after it (STARTED_WITH)."""
+        path = self.home / "started.json"
+        path.write_text(json.dumps({k: v for k, v in self.knobs if v is not None}, indent=1))
+        path.chmod(0o600)  # a database URL may hold a password
 
     @property
     def url(self) -> str:
@@ -95,27 +134,27 @@ class AirflowService:
 
     @property
     def on_sqlite(self) -> bool:
-        return not os.environ.get("EO_AIRFLOW_DB_URL") and os.environ.get("EO_AIRFLOW_DB", "postgres") == "sqlite"
+        return not self.knob("EO_AIRFLOW_DB_URL") and self.knob("EO_AIRFLOW_DB", "postgres") == "sqlite"
 
     def db_url(self) -> str:
-        if os.environ.get("EO_AIRFLOW_DB_URL"):
-            return os.environ["EO_AIRFLOW_DB_URL"]
+        if url := self.knob("EO_AIRFLOW_DB_URL"):
+            return url
         if self.on_sqlite:
             return f"sqlite:///{self.home / 'airflow.db'}"
-        server = Postgres.default().dsn().rsplit("/", 1)[0]
+        server = self.postgres().dsn().rsplit("/", 1)[0]
         return f"{server.replace('postgresql://', 'postgresql+psycopg://', 1)}/{DATABASE}"
 
     def metadata(self) -> str:
         """Where this Airflow's metadata lives, in words (no password: read before any server runs)."""
-        if os.environ.get("EO_AIRFLOW_DB_URL") or self.on_sqlite:
+        if self.knob("EO_AIRFLOW_DB_URL") or self.on_sqlite:
             return where(self.db_url())
-        return f"PostgreSQL at 127.0.0.1:{Postgres.default().port}/{DATABASE}"
+        return f"PostgreSQL at 127.0.0.1:{self.postgres().port}/{DATABASE}"
 
     def ensure_database(self) -> None:
         """The project's PostgreSQL up, with Airflow's database in it (unless another is chosen)."""
-        if os.environ.get("EO_AIRFLOW_DB_URL") or self.on_sqlite:
+        if self.knob("EO_AIRFLOW_DB_URL") or self.on_sqlite:
             return
-        server = Postgres.default()
+        server = self.postgres()
         server.start()
         server.create_database(DATABASE)
 
@@ -124,6 +163,7 @@ class AirflowService:
         db_url = self.db_url()
         return {
             **os.environ,
+            **dict(self.knobs),  # what a later command found recorded, its processes see too
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(REPO_ROOT / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_ROOT / "plugins"),
@@ -281,6 +321,7 @@ class AirflowService:
         if process.port_open(self.port) and not self.running()["api-server"]:
             raise RuntimeError(f"port {self.port} is taken by another process")
         self.prepare()
+        self.record_start()
         env = self.env()
         for component, alive in self.running().items():
             if not alive:
@@ -321,7 +362,11 @@ def _start(airflow: AirflowService, args: argparse.Namespace) -> None:
     print(f"Airflow {'started' if started else 'already running'}: {airflow.url}")
     print(f"login: {USER} / {airflow.password()}   (home {airflow.home})")
     print(f'metadata: {airflow.metadata()}; other Airflow commands: make airflow-cli ARGS="dags list"')
-    print("DAGs are paused when first seen: unpause them in the UI, or trigger runs there.")
+    print(f"Data Docs: {airflow.url}/data-docs/")
+    print(
+        "DAGs are paused when first seen, except verify_agreement (it checks each rebuild as it lands):"
+        " unpause the others in the UI, or trigger runs there."
+    )
 
 
 def _stop(airflow: AirflowService, args: argparse.Namespace) -> None:
@@ -348,7 +393,10 @@ def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
         "restarts": restarts,
         "tasks_lost": lost_tasks(restarts),
     }
+    report["data_docs"] = f"{airflow.url}/data-docs/"
+    report["started_with"] = {k: v for k, v in airflow.knobs if k != "EO_AIRFLOW_DB_URL"}  # no password
     rows = [("Airflow", state), ("url", airflow.url), ("login", report["login"]), ("metadata", database)]
+    rows.append(("Data Docs", report["data_docs"]))
     rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
     rows.append(("watchdog", "restarts a component that dies" if report["watchdog"] else "stopped"))
     if restarts:

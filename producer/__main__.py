@@ -17,7 +17,7 @@ from pathlib import Path
 from eo.runtime.cli import EXIT_CODES, guarded
 from eo.runtime.config import load_settings
 from eo.runtime.kafka_admin import ensure_topic
-from producer.generator import ClickstreamGenerator, Message, Rates
+from producer.generator import ClickstreamGenerator, Message, Rates, covered_days
 from producer.publish import publish
 from producer.summary import default_ack_log, summary
 
@@ -40,10 +40,16 @@ def replay_messages(path: Path) -> Iterator[Message]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
-    gen = commands.add_parser("generate", help="publish a generated clickstream")
+    gen = commands.add_parser(
+        "generate",
+        help="publish a generated clickstream",
+        description=f"Publish a generated clickstream. By default {covered_days(48.0)}.",
+    )
     gen.add_argument("--events", type=int, default=1_000_000)
     gen.add_argument("--seed", type=int, default=7)
-    gen.add_argument("--span-hours", type=float, default=48.0, help="event-time span of the stream")
+    gen.add_argument(
+        "--span-hours", type=float, default=48.0, help="event-time span of the stream, from 2026-11-20 00:00 UTC"
+    )
     for f in fields(Rates):
         gen.add_argument(f"--{f.name.replace('_', '-')}", type=float, default=f.default, help="rate")
     rep = commands.add_parser("replay", help="publish a JSON-lines file, one record per line")
@@ -57,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "generate":
         rates = Rates(**{f.name: getattr(args, f.name) for f in fields(Rates)})
         generator = ClickstreamGenerator(args.seed, rates, span_hours=args.span_hours, total_events=args.events)
+        print(f"[producer] {covered_days(args.span_hours)}", flush=True)
         messages, total, label = generator.messages(), args.events, f"seed{args.seed}"
     else:
         if not args.file.is_file():

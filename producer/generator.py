@@ -55,6 +55,19 @@ class _Session:
     clicked: bool = field(compare=False, default=False)
 
 
+def covered_days(span_hours: float, start: dt.datetime = DEFAULT_START) -> str:
+    """The UTC days a generated stream's event times fall on, in words: the span from `start`, the
+    sessions still open at its end (their last events a few hours past it), and how far the very
+    late events (up to 3 days, Rates.very_late) reach back."""
+    end = start + dt.timedelta(hours=span_hours)
+    last = (end - dt.timedelta(microseconds=1)).date()
+    earliest = (start - dt.timedelta(days=3)).date()
+    return (
+        f"event times run from {start:%Y-%m-%d %H:%M} UTC for --span-hours ({span_hours:g}: {start.date()} to "
+        f"{last}), sessions open at its end a few hours past it; very late events reach back to {earliest}"
+    )
+
+
 def _iso(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 

@@ -128,3 +128,28 @@ def test_this_process_as_proc_shows_it():
         assert os.path.realpath(held.name) in process.open_files(me)
     found = process.titled(re.compile(re.escape(process.title(me))))
     assert me in found
+
+
+def test_commands_after_a_start_find_the_port_and_database_it_was_started_with(tmp_path, monkeypatch):
+    """`make airflow` with another port and PostgreSQL port, then `make airflow-status` without
+    them: the same URL, the same database server, never the defaults (8080, 5432)."""
+    for name in airflow.STARTED_WITH:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("EO_AIRFLOW_PORT", "18997")
+    monkeypatch.setenv("EO_PG_PORT", "15999")
+    airflow.AirflowService.default(home=tmp_path).record_start()  # what start does once prepared
+
+    monkeypatch.delenv("EO_AIRFLOW_PORT")
+    monkeypatch.delenv("EO_PG_PORT")
+    later = airflow.AirflowService.default(home=tmp_path)
+    assert later.url == "http://127.0.0.1:18997"
+    rows = dict(airflow._status(later, None).rows)
+    assert rows["url"] == "http://127.0.0.1:18997" and rows["Data Docs"] == "http://127.0.0.1:18997/data-docs/"
+    assert rows["metadata"] == "PostgreSQL at 127.0.0.1:15999/airflow"
+    assert later.postgres().port == 15999 and dict(later.knobs)["EO_PG_PORT"] == "15999"  # env() passes them on
+    assert airflow.AirflowService.default(port=18996, home=tmp_path).port == 18996  # asked for now: wins
+    monkeypatch.setenv("EO_AIRFLOW_PORT", "18995")
+    assert airflow.AirflowService.default(home=tmp_path).port == 18995
+    assert airflow.AirflowService.default(home=tmp_path / "never-started").port == 18995
+    monkeypatch.delenv("EO_AIRFLOW_PORT")
+    assert airflow.AirflowService.default(home=tmp_path / "never-started").url == "http://127.0.0.1:8080"

@@ -45,3 +45,26 @@ def test_prices_are_decimal_strings_and_events_carry_their_time():
         assert event["event_time"].endswith("Z")
         if event["event_type"] == "purchase":
             assert isinstance(event["price"], str) and "." in event["price"]
+
+
+@pytest.mark.parametrize("span_hours", [48.0, 5.0, 30.0])
+def test_the_days_help_names_are_the_days_the_event_times_fall_on(span_hours):
+    """`producer generate --help` (and its first line) names the days; the stream keeps to them."""
+    import datetime as dt
+    import re
+
+    from producer.generator import covered_days
+
+    words = covered_days(span_hours)
+    first, last, earliest = (dt.date.fromisoformat(d) for d in re.findall(r"\d{4}-\d{2}-\d{2}", words)[1:])
+    rates = Rates(very_late=0.05)
+    times = []
+    for m in ClickstreamGenerator(seed=3, rates=rates, span_hours=span_hours, total_events=4000).messages():
+        try:
+            times.append(dt.datetime.fromisoformat(json.loads(m.value)["event_time"].replace("Z", "+00:00")))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a broken record
+    end = dt.datetime.combine(first, dt.time(0), dt.UTC) + dt.timedelta(hours=span_hours)
+    assert min(t.date() for t in times) >= earliest and min(t.date() for t in times) < first  # late ones reach back
+    assert first in {t.date() for t in times} and last in {t.date() for t in times}
+    assert max(times) < end + dt.timedelta(hours=12)  # "a few hours past it"
