@@ -93,8 +93,10 @@ def live_holder(settings: Settings) -> HeldBy | None:
     return None if held is None or gone(held) else held
 
 
-def claim(settings: Settings, app_id: str, epoch: int, tables: Sequence[TableDef]) -> None:
-    """Every table given claimed with `epoch`: from here on no older epoch of the app id commits to it."""
+def claim(settings: Settings, app_id: str | None, epoch: int, tables: Sequence[TableDef]) -> None:
+    """Every table given claimed with `epoch` (eo/runtime/commits.py `claim`): a commit of an older
+    epoch that was not made yet is refused, whatever its app id; from here on no older epoch of
+    `app_id` (None: no checkpoint names one) builds a commit to it."""
     found = [environment(settings).table(t.name) for t in tables]
     if not found:
         return
@@ -158,8 +160,8 @@ def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> F
     fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)
     there = [t for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]
-    if current is not None:
-        claim(settings, app_id_of(current), fence.epoch, there)
+    # Without a checkpoint too: a zombie of a lost one is mid-commit under an app id nothing names.
+    claim(settings, app_id_of(current) if current is not None else None, fence.epoch, there)
     restore_properties(settings, there)
     print(f"[lease] {QUERY} epoch {fence.epoch} taken and the stream's tables claimed before {doing}", flush=True)
     return fence
