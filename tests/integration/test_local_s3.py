@@ -140,7 +140,7 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
         stream.check()
 
     # A stream that died without letting go: its last renewal was longer ago than the hold lasts.
-    lapsed = DynamoLease(table, client, clock=lambda: time.time() - HOLD_SECONDS - 1)
+    lapsed = DynamoLease(table, client, machine_b.lake_root, clock=lambda: time.time() - HOLD_SECONDS - 1)
     dead = Fence.start(lapsed, QUERY, "host-a pid 9", HOLD_SECONDS)
     assert environment(machine_b).lease().held(QUERY) is None
     assert claim_while_stopped(machine_b, "rebuilding --target main").epoch == dead.epoch + 1
