@@ -14,13 +14,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from eo.core.source_gaps import Gap, described, uncovered
+from eo.core.source_gaps import Gap, described, ranges_text, uncovered
 from eo.runtime import source_gaps
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
 from streaming import checkpoint
 
 ACCEPT = "python -m ops.source_gaps accept --by <your name> --reason <why>"
+
+
+def accept_command(gaps: list[Gap]) -> str:
+    """The command that accepts exactly these gaps, no more (`--ranges`: what the line shows)."""
+    return f"{ACCEPT} --ranges {ranges_text(gaps)}"
 
 
 class SourceLoss(RuntimeError):
@@ -31,8 +36,19 @@ def refusal(missing: list[Gap]) -> str:
     return (
         f"records lost at the source before the stream read them, {described(missing)}. Kafka no longer "
         f"holds them and the stream will not read past them on its own: if the loss is accepted, record it "
-        f"with `{ACCEPT}` (verify then reports it), or restore the records into the topic; then start again"
+        f"with `{accept_command(missing)}` (verify then reports it), or restore the records into the topic; "
+        "then start again"
     )
+
+
+def refuse(settings: Settings, missing: list[Gap]) -> str:
+    """The refusal's line, its gaps recorded first in the lake (`source_gaps.write_refused`): what
+    `accept` without ranges records, exactly what the line showed."""
+    try:
+        source_gaps.write_refused(settings, missing)
+    except Exception as exc:  # noqa: BLE001 (the line still names the ranges: accept takes them as given)
+        print(f"[streaming] the refusal's ranges could not be recorded ({exc}); accept them as the line names them")
+    return refusal(missing)
 
 
 def _next_of(starting_offsets: str | None, topic: str) -> dict[int, int] | None:
@@ -51,7 +67,7 @@ def before_start(settings: Settings, starting_offsets: str | None) -> bool:
     accepted = source_gaps.accepted(settings)
     missing = uncovered(gaps, accepted)
     if missing:
-        raise NotReady(refusal(missing))
+        raise NotReady(refuse(settings, missing))
     if gaps:
         print(f"[streaming] reading past records lost at the source, as accepted: {described(gaps)}", flush=True)
     return bool(gaps)
@@ -75,7 +91,7 @@ class BatchGuard:
         ]
         missing = uncovered(lost, source_gaps.accepted(self.settings))
         if missing:
-            raise SourceLoss(refusal(missing))
+            raise SourceLoss(refuse(self.settings, missing))
 
 
 def named(settings: Settings, error: BaseException) -> str | None:
@@ -89,4 +105,4 @@ def named(settings: Settings, error: BaseException) -> str | None:
         missing = uncovered(gaps, source_gaps.accepted(settings))
     except Exception:  # noqa: BLE001 (the broker or the checkpoint cannot say: the failure stands as it is)
         return None
-    return refusal(missing) if missing else None
+    return refuse(settings, missing) if missing else None
