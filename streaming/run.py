@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 
 from pyspark.sql import DataFrame
 
@@ -29,7 +30,15 @@ from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint, checkpoint_files, source_loss
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
-from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
+from streaming.query import (
+    Knobs,
+    Planned,
+    bootstrap_offsets,
+    cross_accepted_gaps,
+    plan_query,
+    read_seed,
+    run_query,
+)
 from streaming.standby import stand_by
 from streaming.takeover import prepare, refused_by, take_over
 
@@ -121,6 +130,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
     starting = bootstrap_offsets(spark, settings, partitions) if new else None
     skips = source_loss.before_start(settings, starting)  # refuses while records are gone no one accepted
+    past = source_loss.past_accepted(settings, starting) if skips else {}
+    if starting is not None and past:  # a new checkpoint starts after them: Spark's check stays on
+        starting = source_loss.starting_past(starting, settings.topic, past)
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
@@ -131,7 +143,6 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
         source = Source(
             starting_offsets=starting,
             max_offsets_per_trigger=knobs.max_offsets_per_trigger,
-            fail_on_data_loss=not skips,
         )
         planned = ahead if ahead is not None and ahead.holds(settings, source) else None
         if ahead is not None and planned is None:
@@ -152,6 +163,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
         try:
             if seeding:
                 read_seed(spark, settings, batch, source)
+            if past and not new:  # the checkpoint's next read lies before them: its check is off until past them
+                cross_accepted_gaps(spark, settings, knobs, batch, replace(source, fail_on_data_loss=False), past)
+                planned = None
             return run_query(spark, settings, knobs, batch, source, started, planned)
         except Exception as exc:
             layer = refused_by(exc, fence)

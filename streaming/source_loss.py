@@ -2,11 +2,15 @@
 
 Before the query starts, where its next read begins is compared with what the broker still
 holds. A gap no one accepted stops the job in one line naming topic, partition, the offsets and
-the count, and the command that accepts it. Gaps a person accepted are read past: Spark is told
-not to fail on missing offsets for this run (`skips`), and each batch checks, once its tasks
-have read it and before anything commits, that whatever its range lost is accepted (`BatchGuard`:
-offsets Kafka deleted while the stream ran are caught there). Without accepted gaps ahead, Spark
-fails on missing offsets itself, and the job names them from the same check (`named`).
+the count, and the command that accepts exactly those (`accept_command`; the ranges are also
+recorded in the lake, `refuse`). Gaps a person accepted are read past, and Spark's own
+data-loss check (`failOnDataLoss`) stays on for every offset not accepted (`past_accepted`): a
+new checkpoint starts right after them (`starting_past`); a checkpoint whose next read lies
+before them reads with the check off only until its committed offsets are past them
+(streaming/query.py `cross_accepted_gaps`), then the query starts again with it on. Each batch
+of such a run also checks, once its tasks have read it and before anything commits, that
+whatever its range lost is accepted (`BatchGuard`: offsets Kafka deleted while the stream ran
+are caught there). Spark's failure on missing offsets is named from the same check (`named`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from eo.core.source_gaps import Gap, described, ranges_text, uncovered
+from eo.core.source_gaps import Gap, described, merged, ranges_text, uncovered
 from eo.runtime import source_gaps
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
@@ -71,6 +75,23 @@ def before_start(settings: Settings, starting_offsets: str | None) -> bool:
     if gaps:
         print(f"[streaming] reading past records lost at the source, as accepted: {described(gaps)}", flush=True)
     return bool(gaps)
+
+
+def past_accepted(settings: Settings, starting_offsets: str | None) -> dict[int, int]:
+    """For a start whose accepted gaps lie ahead (`before_start` was True): per partition, the
+    offset right after them, where the read goes on. `starting_offsets`: a new checkpoint's."""
+    gaps = source_gaps.found_before(settings, _next_of(starting_offsets, settings.topic))
+    return {gap.partition: gap.end for gap in merged(gaps)}
+
+
+def starting_past(starting_offsets: str, topic: str, past: dict[int, int]) -> str:
+    """A new checkpoint's starting offsets (JSON) moved past the accepted gaps: Spark then starts
+    after them with its data-loss check on, so a record lost beyond them still stops the run."""
+    given = json.loads(starting_offsets)
+    offsets = given.get(topic, {})
+    for partition, end in past.items():
+        offsets[str(partition)] = max(int(offsets.get(str(partition), -2)), end)
+    return json.dumps({**given, topic: offsets})
 
 
 @dataclass

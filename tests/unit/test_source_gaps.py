@@ -148,3 +148,17 @@ def test_accept_refuses_ranges_that_are_not_lost_and_needs_a_refusal_or_ranges(l
     assert source_gaps.accepted(lake) == [Gap(lake.topic, 0, 0, 120), Gap(lake.topic, 1, 0, 40)]
     with pytest.raises(SystemExit):
         main([*accept, "--ranges", "0:50-10"])
+
+
+def test_a_new_checkpoint_starts_past_the_accepted_gaps_with_sparks_check_on(lake, monkeypatch):
+    """Spark's failOnDataLoss stays on: a new checkpoint's starting offsets are moved past the
+    accepted gaps, so only offsets a person accepted are ever skipped."""
+    monkeypatch.setattr(source_gaps, "earliest_offsets", lambda settings: {0: 300, 1: 0, 2: 80})
+    source_gaps.record(lake, [Gap(lake.topic, 0, 0, 300), Gap(lake.topic, 2, 50, 80)], "tester", "a test")
+    starting = json.dumps({lake.topic: {"0": -2, "1": -2, "2": 50}})  # 2: bronze holds up to 49
+    assert source_loss.before_start(lake, starting) is True
+    past = source_loss.past_accepted(lake, starting)
+    assert past == {0: 300, 2: 80}
+    assert json.loads(source_loss.starting_past(starting, lake.topic, past)) == {
+        lake.topic: {"0": 300, "1": -2, "2": 80}
+    }
