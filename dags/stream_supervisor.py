@@ -7,7 +7,9 @@ Every five minutes: are the streaming queries alive and fresh?
   committed; lag per Kafka partition (end offsets against the checkpoint's offsets).
 - **restart_if_needed**: a dead job, or one with lag that has not committed for
   `max_silence_minutes`, counted from its last commit or from when the running instance started,
-  whichever is later, is restarted; it resumes from its checkpoints. A job stopped by hand
+  whichever is later, is restarted; it resumes from its checkpoints. It never fences anything but
+  a dead stream: while a reset or a rebuild into main holds the stream's lease, or a stream this
+  service does not run still renews it, it waits and says so in one line naming the holder. A job stopped by hand
   (`make stream-stop`) is left stopped until `make stream-start`. The job it starts runs outside
   Airflow (its own session, none of Airflow's environment): stopping or restarting Airflow leaves
   it running.
@@ -49,10 +51,12 @@ def stream_supervisor():
     def inspect() -> dict:
         from eo.runtime.config import load_settings
         from eo.runtime.monitoring import health
-        from ops.stream_service import observe, stream_service
+        from ops.stream_service import lease_holder, observe, stream_service
 
         settings = load_settings()
-        report = observe(stream_service(settings), health(settings))
+        report = observe(stream_service(settings), health(settings), lease=lease_holder(settings))
+        if report["lease"] is not None:
+            print(f"the stream's lease: {report['lease']['holder']} ({report['lease']['kind']})")
         if report["seconds_since_start"] is not None:
             print(f"running instance started {report['seconds_since_start']:.0f} s ago")
         for name, q in report["queries"].items():

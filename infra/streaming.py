@@ -192,7 +192,7 @@ def _source_gaps(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
     one accepted stop the stream until someone does."""
     from eo.core.source_gaps import described
     from eo.runtime import source_gaps
-    from streaming.source_loss import ACCEPT
+    from streaming.source_loss import accept_command
 
     gaps, missing = source_gaps.current(settings)
     report = {
@@ -200,9 +200,8 @@ def _source_gaps(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
         "not_accepted": [{**vars(g), "records": g.records} for g in missing],
     }
     if missing:
-        return report, [
-            ("lost at the source", f"{described(missing)}; not accepted: the stream stops at them ({ACCEPT})")
-        ]
+        said = f"{described(missing)}; not accepted: the stream stops at them ({accept_command(missing)})"
+        return report, [("lost at the source", said)]
     if gaps:
         return report, [("lost at the source", f"{described(gaps)}; accepted: the stream reads past them")]
     return report, [("lost at the source", "none before the next read")]

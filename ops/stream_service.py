@@ -21,9 +21,11 @@ from eo.runtime.config import Settings, load_settings
 from eo.runtime.environment import environment
 
 # The supervisor starts a job run only once none of the stream's is live (`kill` waits for them to
-# end): a crashed driver's hold on the lease may outlive it on its lost machine for up to a minute,
-# so the run takes over rather than wait for it (streaming/run.py, one instance at a time).
-STREAM_SCRIPT, STREAM_ARGS = "jobs/stream.py", ["run", "--take-over"]
+# end), and only while no reset or rebuild into main holds the lease (`supervise`). A crashed
+# driver's hold may outlive it on its lost machine for up to a minute: the run waits for it to
+# lapse, then fences it; it never fences a reset or a rebuild that started meanwhile, and says so
+# in one line (streaming/run.py `--after-dead-stream`). Never `--take-over`: that fences anything.
+STREAM_SCRIPT, STREAM_ARGS = "jobs/stream.py", ["run", "--after-dead-stream"]
 
 
 class StreamService(Protocol):
@@ -150,10 +152,20 @@ class EmrStreamService:
         return max(starts)
 
 
-def observe(service: StreamService, queries: dict[str, dict], now: float | None = None) -> dict:
+def lease_holder(settings: Settings) -> dict | None:
+    """Who holds the stream's lease and answers (its hold renewed, its process not known gone):
+    {"kind": stream | reset | rebuild | other, "holder": the record as a line}; None: no one."""
+    from eo.runtime.live_tables import holder_kind, live_holder
+
+    held = live_holder(settings)
+    return None if held is None else {"kind": holder_kind(held), "holder": str(held)}
+
+
+def observe(service: StreamService, queries: dict[str, dict], now: float | None = None, lease=None) -> dict:
     """What the supervisor judges by: whether the stream runs, why it must stay stopped, when its
-    running instance started and how long ago, and its queries' health (`queries`, from
-    eo/runtime/monitoring.py `health`, read just before)."""
+    running instance started and how long ago, its queries' health (`queries`, from
+    eo/runtime/monitoring.py `health`, read just before), and who holds the lease (`lease`, from
+    `lease_holder`)."""
     now = time.time() if now is None else now
     running = service.running()
     started = service.started_at() if running else None
@@ -163,7 +175,34 @@ def observe(service: StreamService, queries: dict[str, dict], now: float | None 
         "started_at": started,
         "seconds_since_start": None if started is None else max(0.0, now - started),
         "queries": queries,
+        "lease": lease,
     }
+
+
+def waiting_for(lease: dict | None, running: bool) -> str | None:
+    """Why the supervisor must neither kill nor start now, as its one line, or None.
+
+    A reset or a rebuild into main holds the lease: fencing it would make it fail midway. A
+    stream instance that the service does not run holds it and still renews it: it answers (a
+    stream started by hand elsewhere), or it died within the last minute and its hold has not
+    lapsed yet. Only a stream's hold that no longer answers is taken over (by the start's epoch)."""
+    if lease is None:
+        return None
+    kind, holder = lease["kind"], lease["holder"]
+    if kind in ("reset", "rebuild", "other"):
+        what = {"reset": "python -m ops.reset", "rebuild": "python -m batch.rebuild --target main"}.get(kind, "it")
+        return (
+            f"waiting: {holder} holds the stream's live tables ({kind}); the stream is started again at the first "
+            f"check after it has ended. Nothing to do: let {what} finish (to give up on it instead, stop it, "
+            "then `python -m ops.stream_service start`)"
+        )
+    if not running:
+        return (
+            f"waiting: {holder} holds the stream's lease and still renews it, but this service does not run it; "
+            "the stream is started at the first check after its hold lapses (a dead driver's within a minute). "
+            "If it runs elsewhere, stop it there, or leave it running and pause stream_supervisor"
+        )
+    return None
 
 
 def silence(query: dict, seconds_since_start: float | None) -> tuple[float, str] | None:
@@ -192,12 +231,17 @@ def stalled_queries(report: dict, max_silence_minutes: float) -> dict[str, str]:
 
 
 def supervise(service: StreamService, report: dict, max_silence_minutes: float, restart: bool) -> str:
-    """Restart a dead or stalled stream (a stalled one is killed first); say what was done."""
+    """Restart a dead or stalled stream (a stalled one is killed first); say what was done. Never
+    while a reset or a rebuild into main holds the lease, or a stream this service does not run
+    still renews it (`waiting_for`): the one line says what it waits for."""
     stalled = stalled_queries(report, max_silence_minutes)
     if report["running"] and not stalled:
         return "healthy"
     if not report["running"] and report.get("held"):
         return f"left stopped: {report['held']}; make stream-start resumes it"
+    waiting = waiting_for(report.get("lease"), report["running"])
+    if waiting:
+        return waiting
     reason = f"stalled: {'; '.join(stalled.values())}" if stalled else "the stream was not running"
     if not restart:
         return f"{reason}; restart disabled"

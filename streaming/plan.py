@@ -85,8 +85,9 @@ class Source:
 
     starting_offsets: str | None = None  # JSON of offsets, for a new checkpoint only
     max_offsets_per_trigger: int | None = None
-    # False only for a run reading past gaps a person accepted (streaming/source_loss.py), whose
-    # every batch is then checked before it commits.
+    # False only while a run reads past gaps a person accepted, until its committed offsets are
+    # past them (streaming/query.py `cross_accepted_gaps`); every batch is then checked before it
+    # commits (streaming/source_loss.py `BatchGuard`).
     fail_on_data_loss: bool = True
 
 

@@ -140,6 +140,32 @@ def _serve(spark, query, every: float = python_workers.KEEP_WARM_SECONDS) -> Non
             python_workers.keep_warm(spark, "streaming")
 
 
+def cross_accepted_gaps(
+    spark: SparkSession, settings: Settings, knobs: Knobs, batch: MicroBatch, source: Source, past: dict[int, int]
+) -> None:
+    """Read past gaps a person accepted on a checkpoint whose next read lies before them: a query
+    with Spark's data-loss check off (`source`), only until the checkpoint's committed offsets are
+    past them (`past`: per partition), then stopped; the caller starts the query again with the
+    check on. A batch it stops midway is read again by that query, its commits exactly-once."""
+    from eo.runtime.source_gaps import next_offsets
+
+    def crossed() -> bool:
+        reached = next_offsets(settings)
+        return all(reached.get(partition, -1) >= end for partition, end in past.items())
+
+    print(f"[streaming] reading past the accepted gaps with Kafka's data-loss check off until {past}", flush=True)
+    query = start_query(spark, settings, Knobs(True, 0.0, knobs.max_offsets_per_trigger), batch, source)
+    try:
+        while not crossed():
+            if query.awaitTermination(0.5):
+                break  # nothing more to read: the last batch crossed them, or failed (raised here)
+    finally:
+        query.stop()
+    if not crossed():
+        raise RuntimeError(f"the query ended before its committed offsets were past the accepted gaps {past}")
+    print("[streaming] past the accepted gaps: Kafka's data-loss check is on again", flush=True)
+
+
 def run_query(
     spark,
     settings: Settings,

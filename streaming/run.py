@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 
 from pyspark.sql import DataFrame
 
@@ -21,25 +22,39 @@ from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
+from eo.runtime.fencing import EXIT_FENCED, HEARTBEAT_SECONDS, HOLD_SECONDS, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.lake import table_exists
-from eo.runtime.live_tables import app_id_of, live_holder
+from eo.runtime.live_tables import app_id_of, live_holder, wait_for_lapse
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint, checkpoint_files, source_loss
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
-from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
+from streaming.query import (
+    Knobs,
+    Planned,
+    bootstrap_offsets,
+    cross_accepted_gaps,
+    plan_query,
+    read_seed,
+    run_query,
+)
 from streaming.standby import stand_by
 from streaming.takeover import prepare, refused_by, take_over
 
 QUERY = STREAM_QUERY
 
 
-def run(settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False) -> int:
+def run(
+    settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False, after_dead: bool = False
+) -> int:
     """One instance at a time: a start while another instance starts or runs is refused in one
-    line naming it (NotReady), unless `take_over` (it is fenced: a supervisor that gave up on a
-    stuck one, the fault lab's zombie). A standby waits for its turn instead."""
+    line naming it (NotReady), unless `take_over` (it is fenced, and so is a reset or a rebuild
+    into main: a person's decision, the fault lab's zombie). `after_dead` (the stream supervisor's
+    start): a stream instance's hold is waited out until it lapses (a crashed or cancelled driver
+    no longer renews it), then fenced by this start's epoch; a reset or a rebuild into main is
+    never fenced, and a stream still renewing after the wait is not either: refused in one line.
+    A standby waits for its turn instead."""
     lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
         # First thing: a standby must not mistake this instance's start-up for a vacancy.
@@ -47,7 +62,7 @@ def run(settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool
             if not take_over:
                 raise NotReady(_another(lock.holder(), live_holder(settings)))
             lock.hold()  # taken as soon as the instance it fences exits
-        _refuse_while_held(settings, take_over)
+        _refuse_while_held(settings, take_over, HOLD_SECONDS + HEARTBEAT_SECONDS if after_dead else 0.0)
     try:
         return _run(settings, knobs, standby, lock, take_over)
     finally:
@@ -62,10 +77,13 @@ def _another(who: str, held: HeldBy | None) -> str:
     )
 
 
-def _refuse_while_held(settings: Settings, take_over: bool) -> None:
+def _refuse_while_held(settings: Settings, take_over: bool, wait: float = 0.0) -> None:
     """NotReady while another live holder has the lease (a stream on another machine, a rebuild
-    into the live tables, a reset), unless `take_over`."""
+    into the live tables, a reset), unless `take_over`. `wait`: seconds a stream's hold is given
+    to lapse first (live_tables.py `wait_for_lapse`)."""
     held = live_holder(settings)
+    if held is not None and wait and not take_over:
+        held = wait_for_lapse(settings, held, wait)
     if held is None or take_over:
         return
     if held.holder.startswith("the stream"):
@@ -112,6 +130,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
     starting = bootstrap_offsets(spark, settings, partitions) if new else None
     skips = source_loss.before_start(settings, starting)  # refuses while records are gone no one accepted
+    past = source_loss.past_accepted(settings, starting) if skips else {}
+    if starting is not None and past:  # a new checkpoint starts after them: Spark's check stays on
+        starting = source_loss.starting_past(starting, settings.topic, past)
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
@@ -122,7 +143,6 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
         source = Source(
             starting_offsets=starting,
             max_offsets_per_trigger=knobs.max_offsets_per_trigger,
-            fail_on_data_loss=not skips,
         )
         planned = ahead if ahead is not None and ahead.holds(settings, source) else None
         if ahead is not None and planned is None:
@@ -143,6 +163,9 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
         try:
             if seeding:
                 read_seed(spark, settings, batch, source)
+            if past and not new:  # the checkpoint's next read lies before them: its check is off until past them
+                cross_accepted_gaps(spark, settings, knobs, batch, replace(source, fail_on_data_loss=False), past)
+                planned = None
             return run_query(spark, settings, knobs, batch, source, started, planned)
         except Exception as exc:
             layer = refused_by(exc, fence)
@@ -234,6 +257,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="start even while another instance runs or a rebuild writes the live tables, and fence it",
     )
     run_cmd.add_argument(
+        "--after-dead-stream",
+        action="store_true",
+        help="start once the stream instance holding the lease no longer answers (its hold lapsed); "
+        "never fence a reset or a rebuild into main: what the stream supervisor starts",
+    )
+    run_cmd.add_argument(
         "--standby",
         action="store_true",
         help="start warm, wait for the active instance to exit, then take over (streaming/standby.py)",
@@ -252,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.standby and knobs.until_caught_up:
         print("--standby is for the continuous job (not --until-caught-up)", file=sys.stderr)
         return 2
-    return run(settings, knobs, standby=args.standby, take_over=args.take_over)
+    return run(settings, knobs, standby=args.standby, take_over=args.take_over, after_dead=args.after_dead_stream)
 
 
 def cli(argv: list[str] | None = None) -> int:

@@ -158,6 +158,12 @@ SITES: dict[str, Site] = {
         "${var.log_store_table_arn}",
         "the epoch lease of the stream and the jobs (the log store's table)",
     ),
+    "eo.cloud.dynamodb_lease:DynamoLease._get": Site(
+        "dynamodb",
+        (SPARK, AIRFLOW),
+        "${var.log_store_table_arn}",
+        "the lease's item read: stream_supervisor asks who holds the lease before it starts the stream",
+    ),
     "eo.cloud.emr_serverless": Site(
         "emr-serverless",
         (AIRFLOW,),

@@ -81,3 +81,24 @@ def described(gaps: Iterable[Gap], most: int = 5) -> str:
     total = sum(g.records for g in gaps)
     named = ", ".join(str(g) for g in gaps[:most]) + (f", and {len(gaps) - most} more" if len(gaps) > most else "")
     return f"{total:,} records in {len(gaps)} ranges: {named}"
+
+
+def ranges_text(gaps: Iterable[Gap]) -> str:
+    """The gaps as `accept --ranges` takes them: `P:FROM-TO` (offsets [FROM, TO)), comma-separated."""
+    return ",".join(f"{g.partition}:{g.start}-{g.end}" for g in merged(gaps))
+
+
+def parse_ranges(topic: str, text: str) -> list[Gap]:
+    """`ranges_text`'s form back into gaps of `topic`; ValueError naming a range it cannot read."""
+    gaps = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        try:
+            partition, _, offsets = part.partition(":")
+            start, _, end = offsets.partition("-")
+            gap = Gap(topic, int(partition), int(start), int(end))
+        except ValueError:
+            raise ValueError(f"{part!r} is not a range P:FROM-TO (offsets [FROM, TO) of partition P)") from None
+        if gap.start < 0 or gap.end <= gap.start:
+            raise ValueError(f"{part!r}: FROM must be 0 or more and below TO")
+        gaps.append(gap)
+    return merged(gaps)

@@ -12,9 +12,13 @@ id last reached on the table (from the table's log, in this process: a few milli
 - otherwise it commits. A commit of the same app id that lands in between makes delta-rs refuse
   this one ("concurrent transaction"), so reading the version and committing are atomic.
 
-A starting instance claims each table it writes with an empty commit carrying its new epoch at
-the position its predecessor reached (`claim`): from then on no older instance can commit, and
-the batches the predecessor committed are still recognised as done.
+A starting instance, a reset and a rebuild into the live tables claim each table with their new
+epoch (`claim`): one commit that changes the table's metadata and, for the stream's app id, keeps
+the position its predecessor reached. delta-rs refuses every commit built on a version before a
+metadata change, so the fence holds at the write itself: a zombie paused anywhere between its
+lease check (`Txn.fence`, made after it read the table) and its commit (an append, a MERGE, the
+sessions' remove-and-add) commits nothing, whatever app id it commits with. The batches the
+predecessor committed are still recognised as done.
 
 Why delta-rs and not Spark for these commits: on this project's 2-core machines a Spark MERGE
 takes seconds and a Spark append with a transaction id most of a second (Delta reconstructs the
@@ -30,6 +34,7 @@ Spark commits to no live table (docs/cloud.md, "One commit protocol").
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.runtime.fencing import Fenced, decode_version, encode_version
+from eo.runtime.hooks import hooks
 
 T = TypeVar("T")
 
@@ -112,7 +118,9 @@ class Table:
 
 def commit_properties(txn: Txn):
     """The transaction id and history notes a commit carries; checks the lease first (`Txn.fence`),
-    so no commit of a superseded epoch is made with them."""
+    so no commit of a superseded epoch is made with them. Call it after the table was read for
+    the commit: an epoch taken after the check claims the table after that read, which refuses
+    the commit (`claim`)."""
     from deltalake import CommitProperties, Transaction
 
     if txn.fence is not None:
@@ -172,9 +180,10 @@ def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 def _write(table: Table, rows: pa.Table, txn: Txn) -> None:
     from deltalake import write_deltalake
 
-    write_deltalake(
-        table.current, conform(rows, table.schema()), mode="append", commit_properties=commit_properties(txn)
-    )
+    current, rows = table.current, conform(rows, table.schema())  # read before the lease is checked
+    properties = commit_properties(txn)
+    hooks().point("delta.append")  # checked, not committed: a claim from here on refuses the commit
+    write_deltalake(current, rows, mode="append", commit_properties=properties)
 
 
 def append(table: Table, rows: pa.Table, txn: Txn) -> bool:
@@ -192,7 +201,10 @@ def append_files(table: Table, actions: list, txn: Txn) -> bool:
     def commit() -> bool:
         if not should_commit(table, txn):
             return False
-        commit_files(table.current, actions, commit_properties(txn))
+        current = table.current  # read before the lease is checked
+        properties = commit_properties(txn)
+        hooks().point("delta.append")  # checked, not committed: a claim from here on refuses the commit
+        commit_files(current, actions, properties)
         return True
 
     return beside_maintenance(table, commit)
@@ -274,7 +286,9 @@ def _accumulate(
         return True
     added = {c: f"t.{c} + s.{c}" for c in values}
     merger = _merge(table, conform(rows, table.schema()), key, txn, partition_filter)
-    merger.when_matched_update(added).when_not_matched_insert_all().execute()
+    merger = merger.when_matched_update(added).when_not_matched_insert_all()
+    hooks().point("delta.merge")  # checked, not committed: a claim from here on refuses the commit
+    merger.execute()
     return True
 
 
@@ -349,15 +363,48 @@ def replace_range(
         write_deltalake(table.current, rows, mode="overwrite", predicate=predicate, commit_properties=properties)
 
 
-def claim(table: Table, app_id: str, epoch: int) -> int:
-    """Record `epoch` on the table for `app_id`, keeping the position its predecessor reached.
+# The table property a claim sets (`claim`): which epoch claimed the table last, and when. Its
+# value differs at every claim, so every claim changes the table's metadata.
+CLAIM_PROPERTY = "eo.fence.claim"
+CLAIM_ATTEMPTS = 5
 
-    From here on every commit of an older epoch is refused, and a replay of the batches already
-    committed is still skipped. Returns the position kept (0: nothing committed yet)."""
-    table.refresh()
-    reached = table.reached(app_id)
-    held, position = reached if reached else (0, 0)
-    if held > epoch:
-        raise Fenced(f"{app_id}: cannot claim {table.uri} with epoch {epoch}; epoch {held} holds it")
-    _write(table, table.schema().empty_table(), Txn(app_id, epoch, position))
-    return position
+
+def claim(table: Table, app_id: str | None, epoch: int) -> int:
+    """Record `epoch` on the table, for `app_id` keeping the position its predecessor reached.
+
+    The fence at the write itself: the claim is one commit that changes the table's metadata
+    (`CLAIM_PROPERTY`), and delta-rs refuses every commit built on a version before a metadata
+    change ("Metadata changed since last commit"), whatever its app id or operation (append,
+    MERGE, remove-and-add, overwrite). Every writer reads the table before it checks the lease
+    (`should_commit`, `_as_owner`, then `commit_properties`), and every claimer takes its epoch
+    before it claims: a zombie either sees the newer epoch at its check, or its commit is built
+    on a version the claim follows and is refused. Why not claim each app id the table's history
+    names: delta-rs lists no table's app ids, and a metadata change needs none of them.
+
+    With `app_id` (None: a reset whose checkpoint is lost claims the tables for no app id), every
+    later commit of an older epoch of it is refused before it is built, and a replay of the
+    batches already committed is still skipped. Returns the position kept (0: nothing committed yet)."""
+    from deltalake import CommitProperties, Transaction
+    from deltalake.exceptions import CommitFailedError
+
+    for attempt in range(CLAIM_ATTEMPTS):
+        table.refresh()
+        reached = table.reached(app_id) if app_id else None
+        held, position = reached if reached else (0, 0)
+        if held > epoch:
+            raise Fenced(f"{app_id}: cannot claim {table.uri} with epoch {epoch}; epoch {held} holds it")
+        txns = [Transaction(app_id=app_id, version=encode_version(epoch, position))] if app_id else None
+        properties = CommitProperties(
+            app_transactions=txns,
+            custom_metadata={"app_id": app_id or "", "epoch": str(epoch), "position": str(position), "claim": "1"},
+        )
+        claimed = f"epoch {epoch} at {time.time_ns()}"
+        try:
+            table.current.alter.set_table_properties(
+                {CLAIM_PROPERTY: claimed}, raise_if_not_exists=False, commit_properties=properties
+            )
+            return position
+        except CommitFailedError:  # a commit of the app id landed in between: read the table again
+            if attempt == CLAIM_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")

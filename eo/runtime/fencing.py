@@ -7,12 +7,16 @@ checkpoints (one machine). Commits are fenced two ways:
   so a zombie's transaction is refused atomically.
 - Delta: commits carry a transaction id (app id = job, version = epoch << 40 | position); the new
   instance first claims every table it writes with its epoch. A writer refuses to commit when a
-  newer epoch holds the table, and a commit that raced the claim fails (eo/runtime/commits.py).
-- The lease itself, right before every commit of the stream (`Txn.fence`): a newer epoch taken
-  under another app id (a reset of a lost checkpoint cannot claim the old one) is seen there.
+  newer epoch holds the table, and a commit that raced the claim fails: a claim changes the
+  table's metadata, which delta-rs refuses every commit built before it for, whatever its app id
+  (eo/runtime/commits.py `claim`).
+- The lease itself, after the table was read and before every commit of the stream (`Txn.fence`):
+  a newer epoch taken under another app id (a reset of a lost checkpoint) is seen there, or its
+  claim lands after that read and refuses the commit: the fence holds at the write itself.
 
-The lease also says whether the stream holds it right now: the stream records itself as holder
-when it takes its epoch and renews an expiry on a heartbeat. Commands that must not run beside
+The lease also says whether the stream holds it right now, and what holds it: the stream, a
+reset or a rebuild into main record themselves as holder (eo/runtime/live_tables.py `holder`,
+`holder_kind`) when they take their epoch and renew an expiry on a heartbeat. Commands that must not run beside
 the stream (a rebuild into the live tables, a reset) refuse while a live holder is recorded, on
 one machine or many (eo/runtime/live_tables.py `claim_while_stopped`).
 """

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from eo.core.tables import TableDef
 from eo.runtime.commits import Table, Txn, beside_maintenance, commit_files, commit_properties
 from eo.runtime.data_files import Buckets, add_actions, write_files
+from eo.runtime.hooks import hooks
 
 READERS = 4  # files read at once
 
@@ -244,7 +245,9 @@ def _remove_and_add(
     before_commit()
     # No retry inside delta-rs: a commit that landed since the refresh may have moved rows this
     # plan did not see (`remove_and_add` looks at what it was, and plans again or gives up).
+    current = table.current  # the version planned on, read before the lease is checked
     properties = commit_properties(txn)
     properties.max_commit_retries = 0
-    commit_files(table.current, [*actions, *add_actions(written + added)], properties)
+    hooks().point("delta.remove_and_add")  # checked, not committed: a claim from here on refuses the commit
+    commit_files(current, [*actions, *add_actions(written + added)], properties)
     return Rewrite(len(files), sum(row["size_bytes"] for row in files), len(actions) - len(gone), len(gone))

@@ -64,6 +64,32 @@ def holder(role: str = "the stream") -> str:
 
 _HOLDER = re.compile(r" on (?P<host>\S+) pid (?P<pid>\d+)")
 
+# What a holder of the stream's lease is, by the role its record begins with (`holder(role)`):
+# the stream (streaming/takeover.py), a reset (ops/reset.py), a rebuild into the live tables
+# (batch/rebuild.py `--target main`).
+STREAM, RESET, REBUILD = "the stream", "a reset", "rebuilding --target main"
+KINDS = {STREAM: "stream", RESET: "reset", REBUILD: "rebuild"}
+
+
+def holder_kind(held: HeldBy) -> str:
+    """What holds the lease: "stream", "reset", "rebuild", or "other" (a holder this release
+    does not know: never taken for a stream)."""
+    return next((kind for role, kind in KINDS.items() if held.holder.startswith(role)), "other")
+
+
+def wait_for_lapse(settings: Settings, held: HeldBy, seconds: float, poll: float = 2.0) -> HeldBy | None:
+    """For a start after a stream instance that no longer answers (a crashed or cancelled driver
+    whose hold outlives it until it expires): the lease's live holder once the stream's hold has
+    lapsed or `seconds` have passed, whichever is first. None: nothing holds it any more. A holder
+    that is not a stream is returned at once: it is never waited out."""
+    deadline = time.monotonic() + seconds
+    if held is not None and holder_kind(held) == "stream":
+        print(f"[lease] {held} holds the stream's lease: waiting up to {seconds:.0f} s for it to lapse", flush=True)
+    while held is not None and holder_kind(held) == "stream" and time.monotonic() < deadline:
+        time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
+        held = live_holder(settings)
+    return held
+
 
 def gone(held: HeldBy) -> bool:
     """Whether a recorded holder is known to have died: its process is gone on this machine (a
@@ -93,8 +119,10 @@ def live_holder(settings: Settings) -> HeldBy | None:
     return None if held is None or gone(held) else held
 
 
-def claim(settings: Settings, app_id: str, epoch: int, tables: Sequence[TableDef]) -> None:
-    """Every table given claimed with `epoch`: from here on no older epoch of the app id commits to it."""
+def claim(settings: Settings, app_id: str | None, epoch: int, tables: Sequence[TableDef]) -> None:
+    """Every table given claimed with `epoch` (eo/runtime/commits.py `claim`): a commit of an older
+    epoch that was not made yet is refused, whatever its app id; from here on no older epoch of
+    `app_id` (None: no checkpoint names one) builds a commit to it."""
     found = [environment(settings).table(t.name) for t in tables]
     if not found:
         return
@@ -158,8 +186,8 @@ def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> F
     fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)
     there = [t for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]
-    if current is not None:
-        claim(settings, app_id_of(current), fence.epoch, there)
+    # Without a checkpoint too: a zombie of a lost one is mid-commit under an app id nothing names.
+    claim(settings, app_id_of(current) if current is not None else None, fence.epoch, there)
     restore_properties(settings, there)
     print(f"[lease] {QUERY} epoch {fence.epoch} taken and the stream's tables claimed before {doing}", flush=True)
     return fence

@@ -100,6 +100,35 @@ def current(settings: Settings) -> tuple[list[Gap], list[Gap]]:
     return gaps, uncovered(gaps, accepted(settings))
 
 
+def refused_uri(settings: Settings) -> str:
+    """Where the stream's last refusal for records lost at the source records what it named."""
+    return f"{settings.lake_root.rstrip('/')}/_stream/source_gaps_refused.json"
+
+
+def write_refused(settings: Settings, gaps: list[Gap]) -> None:
+    """The gaps a refusal named (as its line shows them): what `accept` records when it is given
+    no ranges. Replaced by each refusal."""
+    record = {
+        "topic": settings.topic,
+        "refused_at": dt.datetime.now(dt.UTC).isoformat(),
+        "gaps": [{"partition": g.partition, "from_offset": g.start, "to_offset": g.end} for g in gaps],
+    }
+    environment(settings).lake_files.write_text(refused_uri(settings), json.dumps(record, indent=2))
+
+
+def read_refused(settings: Settings) -> tuple[list[Gap], str] | None:
+    """The gaps the last refusal named for this topic, and when; None when none was recorded."""
+    files = environment(settings).lake_files
+    uri = refused_uri(settings)
+    if not files.exists(uri):
+        return None
+    record = json.loads(files.read_text(uri))
+    if record.get("topic") != settings.topic:
+        return None
+    gaps = [Gap(settings.topic, g["partition"], g["from_offset"], g["to_offset"]) for g in record["gaps"]]
+    return gaps, record["refused_at"]
+
+
 def record(settings: Settings, gaps: list[Gap], by: str, reason: str) -> None:
     """The gaps accepted by `by`, for `reason`: one append (created with the first)."""
     from deltalake import write_deltalake

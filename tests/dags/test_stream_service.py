@@ -85,6 +85,56 @@ def test_a_stream_stopped_by_hand_stays_stopped_until_started_by_hand(lake, caps
     shutil.rmtree(streaming.home(lake))
 
 
+RESET_LEASE = {
+    "kind": "reset",
+    "holder": "a reset on h pid 9 since 2026-12-06 16:00:00 UTC, epoch 7, renewed until 16:10:00 UTC",
+}
+
+
+def test_a_reset_or_rebuild_holding_the_lease_is_waited_for_never_fenced():
+    service = FakeService()
+    for running, lag, silent in ((False, 0, 10.0), (True, 5, 3600)):  # dead, or stalled
+        outcome = supervise(service, report(running, lag=lag, silent_s=silent) | {"lease": RESET_LEASE}, 15, True)
+        assert outcome.startswith(f"waiting: {RESET_LEASE['holder']} holds the stream's live tables (reset); ")
+        assert "let python -m ops.reset finish" in outcome and "\n" not in outcome
+    rebuild = {"kind": "rebuild", "holder": "rebuilding --target main on h pid 3 since then, epoch 8"}
+    assert "let python -m batch.rebuild --target main finish" in supervise(
+        service, report(False) | {"lease": rebuild}, 15, True
+    )
+    assert service.calls == []  # neither killed nor started
+    alive = {"kind": "stream", "holder": "the stream on laptop pid 4 since then, epoch 9, renewed until later"}
+    assert supervise(service, report(False) | {"lease": alive}, 15, True).startswith(
+        "waiting: the stream on laptop pid 4 since then, epoch 9, renewed until later holds the stream's lease and "
+        "still renews it, but this service does not run it"
+    )
+    assert service.calls == []
+    # The stream this service runs holds it, stalled: killed, then started (its start takes over once it lapsed).
+    assert supervise(service, report(True, lag=5, silent_s=3600) | {"lease": alive}, 15, True).startswith("restarted")
+    assert service.calls == ["kill", "start"]
+
+
+def test_locally_the_supervisor_waits_beside_a_reset_then_starts_the_stream(lake, monkeypatch):
+    """A reset beside the supervisor, on one machine: the reset's real hold (a file lease, as
+    ops.reset takes it) is seen, named in the task's line, and nothing is started until it ends."""
+    from eo.runtime.live_tables import holding_live_tables
+    from infra import streaming
+    from ops.stream_service import lease_holder
+
+    service = LocalStreamService(lake)
+    started: list[str] = []
+    monkeypatch.setattr(streaming, "start", lambda settings, args=None: started.append("start") or 4242)
+    queries = {"events": {"lag": 0, "seconds_since_commit": None}}
+    with holding_live_tables(lake, "a reset") as fence:
+        seen = observe(service, queries, lease=lease_holder(lake))
+        assert seen["lease"]["kind"] == "reset" and seen["lease"]["holder"].startswith("a reset on ")
+        outcome = supervise(service, seen, 15, True)
+        assert outcome.startswith("waiting: a reset on ") and f"epoch {fence.epoch}" in outcome
+        assert started == []
+    assert supervise(service, observe(service, queries, lease=lease_holder(lake)), 15, True) == (
+        "restarted as pid 4242 (the stream was not running); it resumes from the checkpoint"
+    )
+
+
 def test_a_stalled_stream_is_killed_then_started_unless_restarts_are_off():
     service = FakeService(started=None)
     stalled = "stalled: events 5 records behind, nothing committed for 60 min (since its last commit)"
@@ -137,6 +187,7 @@ def test_the_supervisor_observes_when_the_running_instance_started():
         "started_at": 1_000.0,
         "seconds_since_start": 90.0,
         "queries": queries,
+        "lease": None,
     }
     assert stalled_queries(seen, 15) == {}
 
@@ -238,7 +289,7 @@ def test_on_aws_the_supervisor_starts_watches_and_cancels_the_stream_job_run(aws
     assert [r["name"] for r in runs] == ["eo-stream"]
     driver = aws["emr"].get_job_run(applicationId=aws["app"], jobRunId=runs[0]["id"])["jobRun"]["jobDriver"]
     assert driver["sparkSubmit"]["entryPoint"].endswith("jobs/stream.py")
-    assert driver["sparkSubmit"]["entryPointArguments"] == ["run", "--take-over"]
+    assert driver["sparkSubmit"]["entryPointArguments"] == ["run", "--after-dead-stream"]  # never --take-over
     assert service.running() and service.start() is None  # never two streams
 
     began = service.started_at()
@@ -290,3 +341,36 @@ def test_by_hand_the_stream_starts_once_as_the_service_the_supervisor_watches(mo
     service.started = None
     module.main(["start"])
     assert "already running" in capsys.readouterr().out
+
+
+def test_on_aws_the_supervisor_waits_beside_a_reset_then_starts_the_stream_job_run(aws, monkeypatch):  # noqa: F811
+    """A reset beside the supervisor in the AWS environment (moto): the reset's hold in DynamoDB,
+    taken as ops.reset takes it, is read as the Airflow worker reads it; no job run is started
+    until it ends, and then one that never fences a reset."""
+    from eo.cloud import emr_serverless
+    from eo.cloud.outputs import LOG_STORE_KEYS
+    from eo.runtime.live_tables import holding_live_tables
+    from ops.stream_service import lease_holder
+
+    keys = [LOG_STORE_KEYS["hash"], LOG_STORE_KEYS["range"]]
+    dynamodb = emr_serverless.aws_client("dynamodb", "eu-west-1")
+    dynamodb.create_table(
+        TableName="eo-delta-log",
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys],
+        KeySchema=[{"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"), strict=True)],
+    )
+    settings = load_settings("aws")
+    emr_serverless.upload(settings, aws["s3"], log=lambda _: None)
+    service = EmrStreamService(settings, client=RunningRuns(aws["emr"]))
+    queries = {"events": {"lag": 0, "seconds_since_commit": None}}
+    with holding_live_tables(settings, "a reset") as fence:
+        seen = observe(service, queries, lease=lease_holder(settings))
+        outcome = supervise(service, seen, 15, True)
+        assert outcome.startswith("waiting: a reset on ") and f"epoch {fence.epoch}" in outcome, outcome
+        assert not service.running()  # no job run started beside the reset
+    outcome = supervise(service, observe(service, queries, lease=lease_holder(settings)), 15, True)
+    assert outcome.startswith("restarted as job run "), outcome
+    (run,) = aws["emr"].list_job_runs(applicationId=aws["app"])["jobRuns"]
+    driver = aws["emr"].get_job_run(applicationId=aws["app"], jobRunId=run["id"])["jobRun"]["jobDriver"]
+    assert driver["sparkSubmit"]["entryPointArguments"] == ["run", "--after-dead-stream"]

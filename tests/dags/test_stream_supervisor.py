@@ -49,3 +49,20 @@ def test_a_dead_streaming_job_is_restarted_and_catches_up(airflow_db, pipeline, 
     finally:
         streaming.stop(pipeline)
     assert not streaming.running(pipeline)
+
+
+def test_the_supervisor_waits_beside_a_reset_and_says_so_in_its_task_log(airflow_db, pipeline, monkeypatch):
+    """A reset holds the stream's lease (as ops.reset takes it): the DAG's restart_if_needed starts
+    nothing and its line names the reset; the stream is not running afterwards."""
+    from eo.runtime.live_tables import holding_live_tables
+
+    for key, value in settings_env(pipeline).items():
+        monkeypatch.setenv(key, value)
+    produce(pipeline, 100)
+    dag = airflow_db.dags["stream_supervisor"]
+    with holding_live_tables(pipeline, "a reset") as fence:
+        seen = supervise(dag)
+    assert seen["inspect"]["lease"]["kind"] == "reset"
+    outcome = seen["restart_if_needed"]
+    assert outcome.startswith("waiting: a reset on ") and f"epoch {fence.epoch}" in outcome, outcome
+    assert not streaming.running(pipeline)

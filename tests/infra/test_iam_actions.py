@@ -561,7 +561,7 @@ def test_moto_acting_as_the_spark_role_allows_the_files_and_the_lease_and_denies
             files.delete_tree(f"{root}/docs")
             assert files.read_text("s3a://eo-checkpoints/checkpoints/stream/offsets/0") == "v1"
 
-            lease = DynamoLease("eo-log-store", boto3.client("dynamodb", **spark))
+            lease = DynamoLease("eo-log-store", boto3.client("dynamodb", **spark), "s3a://eo-lake/lake")
             epoch = lease.acquire("stream", "job-run-1", ttl=60)
             assert lease.renew("stream", epoch, 60) and lease.held("stream").holder == "job-run-1"
             assert lease.release("stream", epoch) and lease.current("stream") == epoch

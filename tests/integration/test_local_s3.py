@@ -121,6 +121,7 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
     )
     shared = {"lease": "dynamodb", "lease_table": table, "aws_region": settings.aws_region}
     shared["aws_endpoint"] = settings.aws_endpoint
+    shared["lake_root"] = str(tmp_path / "lake")  # one lake: the lease names it (DynamoLease.key)
     machine_a, machine_b = (lake_settings(tmp_path / name, **shared) for name in ("a", "b"))
     assert environment(machine_a).lock_root != environment(machine_b).lock_root
 
@@ -132,6 +133,9 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
     with pytest.raises(NotReady, match=r"holds the stream.s live tables: stop it \(make stream-stop\) before a reset"):
         claim_while_stopped(machine_b, "a reset")
     assert environment(machine_b).lease().current(QUERY) == stream.epoch  # refused: no epoch taken
+    another_lake = lake_settings(tmp_path / "c", **{**shared, "lake_root": str(tmp_path / "another-lake")})
+    claim_while_stopped(another_lake, "a reset")  # the same account and table, another lake: its own lease
+    stream.check()  # not fenced by it
 
     heartbeat.stop()  # a clean stop lets go
     fence = claim_while_stopped(machine_b, "a reset")
@@ -140,7 +144,7 @@ def test_a_stream_holding_the_shared_lease_on_one_machine_refuses_a_reset_on_ano
         stream.check()
 
     # A stream that died without letting go: its last renewal was longer ago than the hold lasts.
-    lapsed = DynamoLease(table, client, clock=lambda: time.time() - HOLD_SECONDS - 1)
+    lapsed = DynamoLease(table, client, machine_b.lake_root, clock=lambda: time.time() - HOLD_SECONDS - 1)
     dead = Fence.start(lapsed, QUERY, "host-a pid 9", HOLD_SECONDS)
     assert environment(machine_b).lease().held(QUERY) is None
     assert claim_while_stopped(machine_b, "rebuilding --target main").epoch == dead.epoch + 1

@@ -7,9 +7,10 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import CommitFailedError
 
-from eo.runtime import commits
+from eo.runtime import commits, hooks
 from eo.runtime.commits import Table, Txn
 from eo.runtime.fencing import Fenced
+from eo.runtime.hooks import Hooks
 
 pytestmark = pytest.mark.unit
 
@@ -53,15 +54,39 @@ def test_a_zombie_cannot_commit_after_a_newer_epoch_claimed_the_table(table):
     assert content(table) == [("a", 1)]
 
 
-def test_a_zombie_that_read_the_table_before_the_claim_is_refused_at_commit(table):
-    """Check and commit are atomic: a claim that lands in between makes the commit fail."""
+class ClaimAt(Hooks):
+    """At the named point inside a write (the lease checked, nothing committed), a newer epoch
+    claims the table."""
+
+    def __init__(self, table: Table, at: str, app_id: str | None) -> None:
+        self.table, self.at, self.app_id, self.claimed = table, at, app_id, False
+
+    def point(self, name: str) -> None:
+        if name == self.at and not self.claimed:
+            self.claimed = True
+            commits.claim(Table(self.table.uri), self.app_id, 2)
+
+
+WRITES = {
+    "delta.append": lambda table: commits.append(table, rows(("z", 9)), Txn("job", 1, 2)),
+    "delta.merge": lambda table: commits.accumulate(table, rows(("a", 9)), ["k"], ["n"], Txn("job", 1, 2)),
+    "delta.append ": lambda table: commits.append_files(table, [], Txn("job", 1, 2)),  # files the tasks wrote
+}
+
+
+@pytest.mark.parametrize("claimed_for", ["job", "another-job", None])
+@pytest.mark.parametrize("point", list(WRITES))
+def test_a_zombie_that_read_the_table_before_the_claim_is_refused_at_commit(table, monkeypatch, point, claimed_for):
+    """Check and commit are atomic: a claim that lands in between makes the commit fail, whatever
+    app id it claims for (a reset of a lost checkpoint names none): it changes the table's metadata."""
     commits.append(table, rows(("a", 1)), Txn("job", 1, 1))
-    zombie = Table(table.uri)
-    assert commits.should_commit(zombie, Txn("job", 1, 2))  # it checks: fine so far
-    commits.claim(Table(table.uri), "job", 2)  # a newer instance claims meanwhile
-    with pytest.raises(Exception, match="Concurrent transaction"):
-        commits._write(zombie, rows(("z", 9)), Txn("job", 1, 2))
+    claim = ClaimAt(table, point.strip(), claimed_for)
+    monkeypatch.setattr(hooks, "_installed", claim)
+    with pytest.raises(CommitFailedError, match="Metadata changed since last commit"):
+        WRITES[point](Table(table.uri))
+    assert claim.claimed
     assert content(table) == [("a", 1)]
+    assert [e["operation"] for e in DeltaTable(table.uri).history()][:2] == ["SET TBLPROPERTIES", "WRITE"]
 
 
 def test_accumulate_adds_once_per_batch(table):

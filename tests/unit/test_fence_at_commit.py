@@ -4,14 +4,17 @@ the tables under the paused instance's app id (its checkpoint was lost, so nothi
 
 from __future__ import annotations
 
+import threading
+
 import pyarrow as pa
 import pytest
 
-from eo.core.tables import BRONZE, SILVER
-from eo.runtime import commits, hooks
+from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
+from eo.runtime import commits, hooks, live_tables
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Fence, Fenced
 from eo.runtime.hooks import Hooks
+from streaming import takeover
 from streaming.microbatch import WRITES
 from streaming.run import QUERY
 from tests.helpers import event, prepare_lake, records, sorted_rows, stream
@@ -89,3 +92,60 @@ def test_every_commit_of_a_txn_checks_its_fence_first(tmp_path):
         with pytest.raises(Fenced):
             commit(commits.Txn("old-app", 1, 2, fence=fence))
     assert table.refresh().to_pyarrow_table().num_rows == 1
+
+
+class ClaimedInsideTheWrite(Hooks):
+    """At `point` inside a write of the stream (its lease checked, its commit not made), the
+    instance pauses; meanwhile the real claim of a reset (`claim_while_stopped`, under the
+    checkpoint's app id, not the one the zombie commits with) or of a stream taking over
+    (`take_over`, the zombie's own app id) runs."""
+
+    def __init__(self, settings, point: str, by: str, app_id: str) -> None:
+        self.settings, self.at, self.by, self.app_id = settings, point, by, app_id
+        self.epoch: int | None = None
+        self.lock = threading.Lock()
+
+    def point(self, name: str) -> None:
+        with self.lock:
+            if name != self.at or self.epoch is not None:
+                return
+            if self.by == "reset":
+                self.epoch = live_tables.claim_while_stopped(self.settings, "a reset").epoch
+            else:
+                self.epoch = takeover.take_over(self.settings, self.app_id)[0].epoch
+
+
+def late_commits(settings, app_id: str, position: str) -> list[str]:
+    """The commits of `app_id` at `position` that landed after a claim of the table."""
+    found = []
+    for definition in WRITES:
+        history = sorted(environment(settings).table(definition.name).refresh().history(), key=lambda e: e["version"])
+        claimed = [e["version"] for e in history if e.get("claim") == "1"]
+        for entry in history:
+            if entry.get("app_id") == app_id and entry.get("position") == position and entry["version"] > claimed[-1]:
+                found.append(f"{definition.name}@{entry['version']}")
+    return found
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("by", ["reset", "take-over"])
+@pytest.mark.parametrize("point", ["delta.append", "delta.merge", "delta.remove_and_add"])
+def test_a_zombie_paused_inside_a_write_commits_nothing_once_claimed(spark, lake, monkeypatch, point, by):
+    """The fence at the write itself: the claim lands between the zombie's lease check and its
+    commit, and delta-rs refuses the commit (the claim changed the table's metadata)."""
+    prepare_lake(spark, lake)
+    batch = stream(spark, lake, [records([event("e1", 1)])])
+    paused = ClaimedInsideTheWrite(lake, point, by, batch.app_id)
+    monkeypatch.setattr(hooks, "_installed", paused)
+
+    with pytest.raises(Exception) as stopped:  # the layer that stops it varies: asserted below
+        stream(spark, lake, [records([event("e2", 2, user="u2"), event("e3", 3)])], batch)
+
+    assert paused.epoch is not None, "the pause never happened"
+    assert takeover.refused_by(stopped.value, batch.fence) is not None, stopped.value  # said as fenced
+    assert late_commits(lake, batch.app_id, "2") == []  # no table took the zombie's batch after a claim
+    table = {"delta.merge": CAMPAIGN_MINUTE_METRICS, "delta.remove_and_add": USER_SESSIONS}.get(point)
+    if table is not None:  # the paused write's table never took the batch at all
+        positions = [e.get("position") for e in environment(lake).table(table.name).refresh().history()]
+        assert "2" not in positions, positions
+    assert [r.event_id for r in sorted_rows(spark, lake, SILVER)] in (["e1"], ["e1", "e2", "e3"])

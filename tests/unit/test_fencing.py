@@ -163,7 +163,7 @@ def dynamo_lease():
         # an entry of Delta's S3DynamoDBLogStore, which the lease must leave alone
         log_entry = {LOG_STORE_KEYS["hash"]: {"S": "s3://lake/silver"}, LOG_STORE_KEYS["range"]: {"S": "0.json"}}
         client.put_item(TableName="eo-delta-log", Item=log_entry)
-        yield DynamoLease("eo-delta-log", OneRequestAtATime(client), Clock())
+        yield DynamoLease("eo-delta-log", OneRequestAtATime(client), "s3a://eo-lake/lake", Clock())
         assert client.get_item(TableName="eo-delta-log", Key=log_entry)["Item"] == log_entry
 
 
@@ -180,6 +180,32 @@ def test_dynamodb_lease_concurrent_starts_never_share_an_epoch(dynamo_lease):
 @pytest.mark.unit
 def test_dynamodb_lease_holds_are_renewed_released_and_expire_with_the_epoch(dynamo_lease):
     holds_follow_the_epoch(dynamo_lease, dynamo_lease.clock)
+
+
+@pytest.mark.unit
+def test_dynamodb_leases_are_one_per_lake_and_start_from_the_old_shared_key(dynamo_lease):
+    """Two lakes in one account (an environment, a sandbox) never share an epoch or a hold; the
+    key of the release before (`lease://events`, every lake's) is read until the lake's own item
+    exists, and its epoch carried over: the tables' claims may hold it, and epochs never go back."""
+    client = dynamo_lease.client
+    other = DynamoLease("eo-delta-log", client, "s3://eo-lake/_sandbox/lake", dynamo_lease.clock)
+    same = DynamoLease("eo-delta-log", client, "s3://eo-lake/lake/", dynamo_lease.clock)
+    assert dynamo_lease.key("events") == same.key("events") == "lease://events@s3://eo-lake/lake"  # s3a, s3 alike
+
+    old = {LOG_STORE_KEYS["hash"]: {"S": "lease://events"}, LOG_STORE_KEYS["range"]: {"S": "epoch"}}
+    expires = repr(dynamo_lease.clock() + 60)
+    client.put_item(
+        TableName="eo-delta-log",
+        Item={**old, "epoch": {"N": "41"}, "holder": {"S": "the stream on h pid 1"}, "expires_at": {"N": expires}},
+    )
+    assert dynamo_lease.current("events") == 41  # read from the old key until the lake has its own
+    assert dynamo_lease.held("events").holder == "the stream on h pid 1"  # a stream of the old release
+    assert dynamo_lease.acquire("events", "a reset on h pid 2", 60) == 42
+    assert other.acquire("events") == 42  # each lake starts from the old epoch, then goes its own way
+    assert dynamo_lease.acquire("events") == 43 and other.current("events") == 42
+    assert other.held("events") is None and dynamo_lease.current("events") == 43
+    assert client.get_item(TableName="eo-delta-log", Key=old)["Item"]["epoch"] == {"N": "41"}  # left as it was
+    assert DynamoLease("eo-delta-log", client, "s3://eo-lake/new-lake").acquire("other-job") == 1
 
 
 @pytest.mark.unit

@@ -55,3 +55,32 @@ def test_the_guard_claims_the_tables_the_stream_writes():
     from streaming.microbatch import WRITES
 
     assert sorted(t.name for t in STREAM_TABLES) == sorted(t.name for t in WRITES)
+
+
+def test_a_supervised_start_waits_out_a_dead_streams_hold_and_never_fences_a_reset(lake, monkeypatch):
+    """`streaming run --after-dead-stream` (what stream_supervisor starts): a stream's hold that
+    no longer answers is waited for until it lapses; a reset holding the lease is refused at once
+    in one line, however long it was given, and keeps its epoch."""
+    import time
+
+    from streaming.run import _refuse_while_held
+
+    lease = environment(lake).lease()
+    reset = Fence.start(lease, QUERY, holder("a reset"), HOLD_SECONDS)
+    began = time.monotonic()
+    with pytest.raises(NotReady, match=r"^a reset on .* is writing the stream's live tables: start the stream once"):
+        _refuse_while_held(lake, take_over=False, wait=60)
+    assert time.monotonic() - began < 5  # not waited out
+    reset.check()  # still the newest epoch: nothing fenced it
+    lease.release(QUERY, reset.epoch)
+
+    dead = Fence.start(lease, QUERY, "the stream on elsewhere pid 1 since then", 1.5)  # a driver on a lost machine
+    _refuse_while_held(lake, take_over=False, wait=30)  # returns once its hold lapsed
+    assert lease.held(QUERY) is None and lease.current(QUERY) == dead.epoch
+
+    alive = Fence.start(lease, QUERY, "the stream on elsewhere pid 2 since then", HOLD_SECONDS)  # renewed: answers
+    with pytest.raises(
+        NotReady, match="another instance of the stream is starting or running: the stream on elsewhere"
+    ):
+        _refuse_while_held(lake, take_over=False, wait=0.5)
+    alive.check()

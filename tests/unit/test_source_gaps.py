@@ -93,3 +93,72 @@ def test_acknowledged_records_in_an_accepted_gap_are_lost_at_the_source_not_lost
     found_rows = account_for_acks(acks, bronze, silver, quarantine, [Gap("t", 0, 1, 3)])
     status = {r.kafka_offset: r.status for r in found_rows.collect()}
     assert status == {0: "accounted", 1: "lost_at_source", 2: "lost_at_source", 3: "lost"}
+
+
+def test_accept_records_exactly_what_the_refusal_showed_and_refuses_when_more_is_gone(lake, monkeypatch, capsys):
+    """Kafka's retention goes on deleting after the refusal: `accept` records the ranges the
+    refusal named (its record, or the ranges its line gives), never what is gone by the time it
+    runs, and refuses in one line, recording nothing, when more is gone since."""
+    from eo.runtime.cli import guarded
+    from ops.source_gaps import main
+
+    monkeypatch.setattr("ops.source_gaps.load_settings", lambda: lake)
+    earliest = {0: 120, 1: 0}
+    monkeypatch.setattr(source_gaps, "earliest_offsets", lambda settings: earliest)
+    start = json.dumps({lake.topic: {"0": -2, "1": -2}})  # a first start: the next read is at 0
+    with pytest.raises(NotReady) as refused:
+        source_loss.before_start(lake, start)
+    assert "(120 records)" in str(refused.value) and "--ranges 0:0-120`" in str(refused.value)
+    assert source_gaps.read_refused(lake)[0] == [Gap(lake.topic, 0, 0, 120)]
+
+    earliest[0] = 5000  # retention deleted 4,880 more before the operator ran accept
+    accept = ["accept", "--by", "on-call", "--reason", "retention ran during the outage"]
+    assert guarded(main, accept) == 3
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and line.startswith(
+        f"error: more is lost now than was shown: {lake.topic} partition 0 offsets [120, 5000) (4,880 records) went "
+        f"since, besides {lake.topic} partition 0 offsets [0, 120) (120 records); nothing accepted."
+    )
+    assert line.endswith("--ranges 0:0-5000`")
+    assert source_gaps.accepted(lake) == []  # nothing recorded
+    assert guarded(main, [*accept, "--ranges", "0:0-120"]) == 3  # the ranges given: the same answer
+    assert source_gaps.accepted(lake) == []
+
+    earliest[0] = 120  # (the records came back: restored into the topic) what was shown is all that is lost
+    assert guarded(main, accept) == 0
+    assert source_gaps.accepted(lake) == [Gap(lake.topic, 0, 0, 120)]
+    assert source_loss.before_start(lake, start) is True
+    assert guarded(main, accept) == 0 and "accepted already" in capsys.readouterr().out
+
+
+def test_accept_refuses_ranges_that_are_not_lost_and_needs_a_refusal_or_ranges(lake, monkeypatch, capsys):
+    from eo.runtime.cli import guarded
+    from ops.source_gaps import main
+
+    monkeypatch.setattr("ops.source_gaps.load_settings", lambda: lake)
+    monkeypatch.setattr(source_gaps, "earliest_offsets", lambda settings: {0: 120, 1: 40})
+    accept = ["accept", "--by", "on-call", "--reason", "r"]
+    assert guarded(main, accept) == 3  # nothing refused yet, no ranges given
+    assert "no refusal of the stream recorded" in capsys.readouterr().err
+    assert guarded(main, [*accept, "--ranges", "0:0-200"]) == 3  # 120..200 is still in Kafka
+    assert "offsets [120, 200) (80 records) is not lost at the source" in capsys.readouterr().err
+    assert guarded(main, [*accept, "--ranges", "0:0-120"]) == 3  # partition 1 lost 40 more than named
+    assert "partition 1 offsets [0, 40) (40 records) went since" in capsys.readouterr().err
+    assert guarded(main, [*accept, "--ranges", "0:0-120,1:0-40"]) == 0
+    assert source_gaps.accepted(lake) == [Gap(lake.topic, 0, 0, 120), Gap(lake.topic, 1, 0, 40)]
+    with pytest.raises(SystemExit):
+        main([*accept, "--ranges", "0:50-10"])
+
+
+def test_a_new_checkpoint_starts_past_the_accepted_gaps_with_sparks_check_on(lake, monkeypatch):
+    """Spark's failOnDataLoss stays on: a new checkpoint's starting offsets are moved past the
+    accepted gaps, so only offsets a person accepted are ever skipped."""
+    monkeypatch.setattr(source_gaps, "earliest_offsets", lambda settings: {0: 300, 1: 0, 2: 80})
+    source_gaps.record(lake, [Gap(lake.topic, 0, 0, 300), Gap(lake.topic, 2, 50, 80)], "tester", "a test")
+    starting = json.dumps({lake.topic: {"0": -2, "1": -2, "2": 50}})  # 2: bronze holds up to 49
+    assert source_loss.before_start(lake, starting) is True
+    past = source_loss.past_accepted(lake, starting)
+    assert past == {0: 300, 2: 80}
+    assert json.loads(source_loss.starting_past(starting, lake.topic, past)) == {
+        lake.topic: {"0": 300, "1": -2, "2": 80}
+    }

@@ -184,6 +184,14 @@ resource "aws_iam_role_policy" "airflow" {
         Resource = ["${var.lake_bucket_arn}/lake/_rebuild/_rebuilt/*", "${var.lake_bucket_arn}/lake/*/_delta_log/*"]
       },
       {
+        # stream_supervisor reads who holds the stream's lease (an item of the log store's table)
+        # before it starts the stream: never beside a reset or a rebuild (eo/cloud/dynamodb_lease.py).
+        Sid      = "ReadTheStreamLease"
+        Effect   = "Allow"
+        Action   = ["dynamodb:GetItem"]
+        Resource = [var.log_store_table_arn]
+      },
+      {
         Sid      = "ListStreamProgress"
         Effect   = "Allow"
         Action   = ["s3:ListBucket"]
