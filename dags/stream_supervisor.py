@@ -17,6 +17,10 @@ Every five minutes: are the streaming queries alive and fresh?
 The job is what the environment runs (`ops/stream_service.py`): a local spark-submit process
 (a warm standby may take over), or on AWS the EMR Serverless job run `eo-stream`; the checkpoint
 is read where it is (local disk or S3).
+- **stream_restarted**: green only in a run that started the stream again (or whose standby took
+  over), skipped in every other: in the grid, its row shows each restart at a glance. That run's
+  note says what was restarted and why ("restarted the stream: restarted as pid 4242 (the stream
+  was not running) ..."); a run that waited for a reset or a rebuild says that in its note.
 - **check_lag**: fails loudly when lag exceeds `max_lag_records`.
 """
 
@@ -73,6 +77,18 @@ def stream_supervisor():
         return outcome
 
     @task
+    def stream_restarted(outcome: str) -> str:
+        """Succeeds only when restart_if_needed started the stream again; skipped otherwise, with its line."""
+        from eo_common.airflow_api import AirflowSkipException
+
+        from ops.stream_service import restarted
+
+        if not restarted(outcome):
+            raise AirflowSkipException(f"no restart: {outcome}")
+        print(f"the stream was started again: {outcome}")
+        return outcome
+
+    @task
     def check_lag(report: dict, params=None) -> int:
         from eo_common.airflow_api import AirflowFailException
 
@@ -87,7 +103,9 @@ def stream_supervisor():
         return stream["lag"]
 
     report = inspect()
-    restart_if_needed(report) >> check_lag(report)
+    outcome = restart_if_needed(report)
+    stream_restarted(outcome)
+    outcome >> check_lag(report)
 
 
 stream_supervisor()

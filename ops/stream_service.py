@@ -230,6 +230,15 @@ def stalled_queries(report: dict, max_silence_minutes: float) -> dict[str, str]:
     return stalled
 
 
+# How `supervise` begins a line that says it started the stream (or a standby took it over).
+RESTARTED = ("restarted as ", "a standby took over ")
+
+
+def restarted(outcome: str | None) -> bool:
+    """Whether `supervise`'s line says the stream was started again (what the runs list shows)."""
+    return bool(outcome) and outcome.startswith(RESTARTED)
+
+
 def supervise(service: StreamService, report: dict, max_silence_minutes: float, restart: bool) -> str:
     """Restart a dead or stalled stream (a stalled one is killed first); say what was done. Never
     while a reset or a rebuild into main holds the lease, or a stream this service does not run

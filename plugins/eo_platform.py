@@ -6,6 +6,9 @@
 - a run that fails says so in its note, with the tasks that failed ("... · FAILED in
   publish_data_docs: see its last log line"), so a red run stays visible in the runs list after
   later green runs of other days;
+- a stream_supervisor run that started the stream again, or waited for a reset or a rebuild,
+  says so in its note ("restarted the stream: restarted as pid 4242 (...)"); a healthy run has
+  none, so the restarts stand out (its `stream_restarted` task is green only in those runs);
 - the Great Expectations Data Docs are served by Airflow's API server at /data-docs/
   (and linked as "Data Docs" in the UI's navigation), so task logs can link to them;
 - the components the watchdog found dead and started again (infra/airflow.py) are listed at
@@ -30,8 +33,38 @@ def failed_note(note: str | None, failed_tasks: list[str]) -> str:
     return f"{note} · {where}" if note else where
 
 
+def supervisor_note(outcome: str | None) -> str | None:
+    """The note of a stream_supervisor run from restart_if_needed's line: a restart or a wait is
+    worth a note, a healthy stream is not."""
+    from ops.stream_service import restarted
+
+    if restarted(outcome):
+        return f"restarted the stream: {outcome}"
+    if outcome and outcome.startswith("waiting"):
+        return f"did not restart the stream, {outcome}"
+    return None
+
+
+def _supervisor_outcome(dag_run) -> str | None:
+    """restart_if_needed's line (its XCom), read in the scheduler's session."""
+    ti = dag_run.get_task_instance("restart_if_needed")
+    return None if ti is None else ti.xcom_pull(task_ids="restart_if_needed")
+
+
 class RunNotes:
-    """A listener: the scheduler calls it in its own session when a run starts or fails."""
+    """A listener: the scheduler calls it in its own session when a run starts, succeeds or fails."""
+
+    @hookimpl
+    def on_dag_run_success(self, dag_run, msg: str) -> None:
+        if dag_run.dag_id != "stream_supervisor" or dag_run.note:
+            return
+        try:
+            note = supervisor_note(_supervisor_outcome(dag_run))
+        except Exception:  # a note is never worth a scheduler error
+            log.exception("could not describe run %s", dag_run.run_id)
+            return
+        if note:
+            dag_run.note = note
 
     @hookimpl
     def on_dag_run_failed(self, dag_run, msg: str) -> None:
@@ -39,6 +72,8 @@ class RunNotes:
             return
         try:
             failed = [ti.task_id for ti in dag_run.task_instances if ti.state == "failed"]
+            if dag_run.dag_id == "stream_supervisor" and not dag_run.note:  # a restart, then lag: both
+                dag_run.note = supervisor_note(_supervisor_outcome(dag_run))
             dag_run.note = failed_note(dag_run.note, failed)
         except Exception:  # a note is never worth a scheduler error
             log.exception("could not mark run %s as failed in its note", dag_run.run_id)

@@ -54,7 +54,7 @@ def test_task_order(dagbag):
     assert verify.get_task("publish_data_docs").trigger_rule == "all_done"
     supervisor = dagbag.dags["stream_supervisor"]
     assert downstream(supervisor, "inspect") == {"restart_if_needed", "check_lag"}
-    assert downstream(supervisor, "restart_if_needed") == {"check_lag"}
+    assert downstream(supervisor, "restart_if_needed") == {"stream_restarted", "check_lag"}
     maintenance = dagbag.dags["lake_maintenance"]
     assert downstream(maintenance, "check_window") == {"check_retention", "cleanup_reports"}
     assert downstream(maintenance, "check_retention") == {"optimize"}

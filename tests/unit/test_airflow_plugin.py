@@ -132,3 +132,49 @@ def test_the_watchdogs_restarts_are_listed_in_the_ui(plugin, tmp_path, monkeypat
     assert "1 lost, run again from the start:" in page
     assert "rebuild_derived.rebuild (run backfill__2026-11-21T00:00:00+00:00, try 1, ran 25 min 0 s)" in page
     assert any(v["href"] == "/platform/restarts" for v in plugin.EffectivelyOncePlugin.external_views)
+
+
+def a_supervisor_run(outcome, note=None):
+    ti = SimpleNamespace(xcom_pull=lambda task_ids: outcome if task_ids == "restart_if_needed" else None)
+    run = a_run("stream_supervisor", note=note)
+    run.get_task_instance = lambda task_id: ti if task_id == "restart_if_needed" else None
+    run.task_instances = [SimpleNamespace(task_id="check_lag", state="failed")]
+    return run
+
+
+def test_a_supervisor_run_that_restarted_the_stream_says_so_and_a_healthy_one_does_not(plugin):
+    notes = plugin.RunNotes()
+    restart = a_supervisor_run("restarted as pid 4242 (the stream was not running); it resumes from the checkpoint")
+    notes.on_dag_run_success(restart, "success")
+    assert restart.note == (
+        "restarted the stream: restarted as pid 4242 (the stream was not running); it resumes from the checkpoint"
+    )
+    standby = a_supervisor_run("a standby took over (the stream was not running); it resumes from the checkpoint")
+    notes.on_dag_run_success(standby, "success")
+    assert standby.note.startswith("restarted the stream: a standby took over")
+    waited = a_supervisor_run("waiting: a reset on h pid 7, epoch 9, renewed until 10:00:00 UTC holds the lease")
+    notes.on_dag_run_success(waited, "success")
+    assert waited.note.startswith("did not restart the stream, waiting: a reset on h")
+    for outcome in ("healthy", "left stopped: stopped by hand; make stream-start resumes it", None):
+        quiet = a_supervisor_run(outcome)
+        notes.on_dag_run_success(quiet, "success")
+        assert quiet.note is None, outcome
+    kept = a_supervisor_run("restarted as pid 1 (x)", note="looked at it: fine")
+    notes.on_dag_run_success(kept, "success")
+    assert kept.note == "looked at it: fine"  # a note someone wrote is kept
+
+
+def test_a_supervisor_run_that_restarted_then_failed_on_lag_says_both(plugin):
+    run = a_supervisor_run("restarted as pid 4242 (stalled: events 20 min); it resumes from the checkpoint")
+    plugin.RunNotes().on_dag_run_failed(run, "task_failure")
+    assert run.note == (
+        "restarted the stream: restarted as pid 4242 (stalled: events 20 min); it resumes from the checkpoint"
+        " · FAILED in check_lag: see its last log line"
+    )
+
+
+def test_a_broken_xcom_read_never_raises_into_the_scheduler(plugin):
+    run = a_run("stream_supervisor")
+    run.get_task_instance = lambda task_id: (_ for _ in ()).throw(RuntimeError("no session"))
+    plugin.RunNotes().on_dag_run_success(run, "success")
+    assert run.note is None
