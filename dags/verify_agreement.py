@@ -143,6 +143,7 @@ def verify_agreement():
             answered_line,
             docs_link,
             failure_line,
+            headline,
             not_rebuilt_line,
             read_verdict,
             run_verdict_path,
@@ -172,7 +173,8 @@ def verify_agreement():
             print(f"not rebuilt, not compared: {verdict['not_rebuilt']}")
         if not verdict["passed"]:
             print(f"verdict file: {path}")
-            raise AirflowFailException(failure_line(verdict))
+            # The key and its values first (a log panel cuts a long line), then the whole line.
+            raise AirflowFailException(f"{headline(verdict)}\n{failure_line(verdict)}")
         settle(settings, ti.xcom_pull(task_ids="pick_interval", key="settles") or [])
         return {"passed": True, "verdict": str(path), "data_docs": docs_link(verdict)}
 

@@ -65,6 +65,16 @@ def test_a_failure_is_one_line_with_each_failing_table_its_counts_first_keys_and
         "rebuild) | reconciliation: accepted 11 != accounted 10, lost 1"
     )
     assert "\n" not in line and "user_sessions" not in line and "c3" not in line
+    from eo.runtime.quality.verdicts import headline
+
+    first = headline(found)  # the red task's first line, before the whole one
+    assert first == (
+        "campaign_minute_metrics: campaign_id=c1 window_start=2026-11-20T05:07:00+00:00: events stream 2, batch 1, "
+        "revenue stream 3.00, batch 1.50"
+    )
+    assert len(first) < 160  # fits a log panel at 1600 px
+    only_counts = {**found, "tables": {"user_sessions": {"passed": True}}}
+    assert headline(only_counts) == "reconciliation: 1 accepted records lost"
 
 
 def test_a_day_nobody_rebuilt_reads_as_not_rebuilt_never_as_failed():

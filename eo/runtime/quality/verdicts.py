@@ -145,6 +145,23 @@ def first_key(key: dict) -> str:
     return f"{named}: {side}" if side else named
 
 
+def headline(verdict: dict) -> str:
+    """The first line of a failed verification's error, short enough for a narrow log panel: the first
+    failing table's first differing key and both its values, before any count or interval."""
+    for name, table in verdict["tables"].items():
+        if not table["passed"]:
+            sample = table.get("sample", [])[:1]
+            return f"{name}: {first_key(sample[0])}" if sample else f"{name}: domain checks failed"
+    reconciliation = verdict.get("reconciliation") or {}
+    if reconciliation and not reconciliation.get("passed", True):
+        return (
+            f"reconciliation: {reconciliation['lost']:,} accepted records lost"
+            if reconciliation.get("lost")
+            else ("reconciliation failed")
+        )
+    return "verification failed"
+
+
 def failure_line(verdict: dict) -> str:
     """One line for a failed verification: each failing table's counts and first differing keys, with
     both sides' values of each."""
