@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from eo.core.source_gaps import described, uncovered
 from eo.runtime import source_gaps
-from eo.runtime.cli import EXIT_CODES, guarded
+from eo.runtime.cli import EXIT_CODES, exit_with, guarded
 from eo.runtime.config import load_settings
 
 
@@ -84,4 +83,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(guarded(main))
+    exit_with(guarded, main)
