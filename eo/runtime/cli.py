@@ -127,7 +127,11 @@ def explain(exc: BaseException) -> tuple[int, str] | None:
 
 
 def guarded(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
-    """Run `main`; a known failure becomes one line on stderr and its exit code."""
+    """Run `main`; a known failure becomes one line on stderr and its exit code. Spark's log of
+    the drivers it starts goes to a file (eo/runtime/job_log.py), which the line names."""
+    from eo.runtime import job_log
+
+    log, before = job_log.begin(getattr(main, "__module__", "command").replace("__main__", "command"))
     try:
         return main(argv)
     except KeyboardInterrupt:
@@ -138,8 +142,10 @@ def guarded(main: Callable[[list[str] | None], int], argv: list[str] | None = No
         if known is None:
             raise
         code, line = known
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {line}{job_log.named(log)}", file=sys.stderr)
         return code
+    finally:
+        job_log.end(before)
 
 
 def exit_with(run: Callable[..., int], *args) -> NoReturn:
