@@ -1,8 +1,9 @@
 """Where a command's traces go: the terminal gets its progress and one line, Spark's log a file.
 
 A command run at a terminal (`guarded`, eo/runtime/cli.py) names a log file for this process,
-`data/logs/<command>-<UTC time>-<pid>.log` (`EO_LOG_DIR` moves the folder; `EO_JOB_LOG` names the
-file, and a child command inherits it), before any Spark driver starts. The driver Spark starts
+`<reports>/logs/<command>-<UTC time>-<pid>.log` (`EO_REPORTS_ROOT` when it is a local folder, as
+a test's is, else the repository's `reports/`; `EO_LOG_DIR` names another folder; `EO_JOB_LOG`
+names the file, and a child command inherits it), before any Spark driver starts. The driver Spark starts
 for it then writes its warnings and errors, stack traces included, there and not on the
 terminal (infra/conf/spark-log4j2-file.properties), and a failure's one line names the file when
 anything was written to it. A refused start used to end its one line after 200 to 700 lines of
@@ -36,11 +37,19 @@ def begin(command: str) -> tuple[Path, str | None]:
     before = os.environ.get(VARIABLE)
     if before:
         return Path(before), before
-    folder = Path(os.environ.get("EO_LOG_DIR", REPO_ROOT / "data" / "logs"))
+    folder = Path(os.environ.get("EO_LOG_DIR") or _reports() / "logs")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = folder / f"{command}-{stamp}-{os.getpid()}.log"
     os.environ[VARIABLE] = str(path)
     return path, None
+
+
+def _reports() -> Path:
+    """The reports' folder on this machine: the settings' own when given as a local folder."""
+    reports = os.environ.get("EO_REPORTS_ROOT", "")
+    if reports and "://" not in reports:
+        return Path(reports) if Path(reports).is_absolute() else REPO_ROOT / reports
+    return REPO_ROOT / "reports"
 
 
 def end(before: str | None) -> None:
