@@ -86,10 +86,15 @@ $(CHECKOV): infra/checkov-requirements.txt
 # requirements and constraints: the DAGs are imported and parsed on it (tests/dags/test_deployed_airflow.py).
 MWAA_AIRFLOW := $(shell python3 -c "import json; print(json.load(open('infra/cloud-versions.json'))['airflow'])")
 MWAA_VENV := .cache/mwaa-venv
-mwaa-venv: $(MWAA_VENV)/.installed ## the Airflow MWAA runs ($(MWAA_AIRFLOW)) with MWAA's requirements and constraints, in a venv of its own
-$(MWAA_VENV)/.installed: infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
-	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, into $(MWAA_VENV) (a few minutes the first time)"
-	@rm -rf $(MWAA_VENV) && $(PY) -m venv $(MWAA_VENV)
+# MWAA's Python (airflow_python): the machine's pyenv build of it, else python3.12 on the PATH.
+MWAA_PY_VERSION := $(shell python3 -c "import json; print(json.load(open('infra/cloud-versions.json'))['airflow_python'])")
+MWAA_PY ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/$(MWAA_PY_VERSION).*/bin/python$(MWAA_PY_VERSION)) python$(MWAA_PY_VERSION))
+mwaa-venv: $(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION) ## the Airflow MWAA runs ($(MWAA_AIRFLOW), Python $(MWAA_PY_VERSION)) with MWAA's requirements and constraints, in a venv of its own
+$(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
+	@$(MWAA_PY) -c "import sys; assert sys.version.startswith('$(MWAA_PY_VERSION).'), sys.version" 2>/dev/null || \
+	  { echo "error: no Python $(MWAA_PY_VERSION) (MWAA's) at $(MWAA_PY): install it, or name one with MWAA_PY=..." >&2; exit 3; }
+	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, on Python $(MWAA_PY_VERSION), into $(MWAA_VENV) (a few minutes the first time)"
+	@rm -rf $(MWAA_VENV) && $(MWAA_PY) -m venv $(MWAA_VENV)
 	@$(MWAA_VENV)/bin/pip install -q --disable-pip-version-check apache-airflow==$(MWAA_AIRFLOW) \
 	  -r terraform/mwaa-requirements.txt \
 	  -c terraform/mwaa-constraints/$(MWAA_AIRFLOW)/airflow_constraints.txt \

@@ -2,7 +2,8 @@
 
 1. start Kafka (KRaft, loopback); 2. produce a clickstream with duplicates, late events and bad
 records; 3. stream until caught up; 4. rebuild from the log; 5. verify stream == batch;
-6. print a summary; 7. stop what it started. Exits non-zero when verification fails.
+6. print a summary; 7. stop what it started. Exits non-zero when verification fails. Stopped by
+SIGTERM or Ctrl-C, it stops what it started too (lab/stopping.py) and exits 143 or 130.
 
 Everything lives under data/demo/ (or a _demo/ prefix of the buckets, with ENV=local-s3) and
 topic `demo-clickstream`, wiped at the start, so the demo never touches the environment's own
@@ -26,6 +27,7 @@ from eo.runtime.kafka_admin import delete_topic, ensure_topic
 from eo.runtime.submit import run_job
 from infra.kafka import Broker
 from infra.s3 import LocalS3
+from lab.stopping import stoppable
 from producer.generator import ClickstreamGenerator
 from producer.publish import publish
 from producer.summary import summary as producer_summary
@@ -143,4 +145,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(guarded(main))
+    sys.exit(guarded(lambda argv: stoppable(main, argv)))

@@ -12,6 +12,16 @@ on a local disk) matches, the text files parse, a snapshot is a whole zip whose 
 there, and a changelog's LZ4 block framing runs to its end mark. A byte changed inside a
 compressed block with no checksum file beside it is left to Spark, whose failure the job then
 names by the state folder (`state_failure`).
+
+Both of the state store's checkpoint formats the pinned Spark (4.2) writes are known
+(`spark.sql.streaming.stateStore.checkpointFormatVersion`, recorded in the offset log's conf):
+
+- 1 (the default): a partition's versions are `<version>.zip` and `<version>.changelog`.
+- 2: each is `<version>_<unique id>.zip` / `.changelog`; the commit log names the id of each
+  operator's partitions (`stateUniqueIds`: operator -> partition -> one id per store), and each
+  changelog begins with its lineage, the (version, id) pairs back to the snapshot it builds on.
+  Several ids of one version may lie side by side (a batch retried): only those the lineage of
+  the committed id names are read, as Spark's loader does.
 """
 
 from __future__ import annotations
@@ -94,8 +104,10 @@ def _log_entry(files: Files, uri: str, sources: bool) -> dict:
     return entry if isinstance(entry, dict) else {}
 
 
-def _lz4_blocks(uri: str, data: bytes) -> None:
-    """A changelog compressed by Spark's LZ4 codec: blocks, each with its header, up to the end mark."""
+def _lz4_blocks(uri: str, data: bytes) -> Iterator[tuple[int, bytes, int]]:
+    """A changelog compressed by Spark's LZ4 codec (lz4-java's block stream): blocks, each with its
+    header, up to the end mark; each block's (token, stored bytes, original length), checked as
+    it is reached (exhaust the iterator to check the framing of the whole file)."""
     at = 0
     while True:
         header = data[at : at + LZ4_HEADER]
@@ -104,6 +116,7 @@ def _lz4_blocks(uri: str, data: bytes) -> None:
         compressed, original = struct.unpack("<ii", header[9:17])
         if compressed < 0 or original < 0:
             raise Damaged(f"{uri}: an LZ4 block is damaged at byte {at}")
+        body = data[at + LZ4_HEADER : at + LZ4_HEADER + compressed]
         at += LZ4_HEADER + compressed
         if compressed == 0 and original == 0:
             if at != len(data):
@@ -111,6 +124,40 @@ def _lz4_blocks(uri: str, data: bytes) -> None:
             return
         if at > len(data):
             raise Damaged(f"{uri}: cut short in an LZ4 block")
+        yield header[8], body, original
+
+
+def _utf(text: bytes, at: int) -> bytes | None:
+    """The string Java's writeUTF wrote at `at` (a 2-byte length, then the text), if whole."""
+    if len(text) < at + 2:
+        return None
+    end = at + 2 + struct.unpack(">H", text[at : at + 2])[0]
+    return text[at + 2 : end] if len(text) >= end else None
+
+
+def _lineage(uri: str, data: bytes) -> list[tuple[int, str]]:
+    """The (version, unique id) pairs a format-2 changelog names before its own: its first two
+    strings are its writer's version (`v3`...) and the lineage as JSON, in its first LZ4 blocks.
+    The framing of the whole file is checked too."""
+    import pyarrow as pa  # the codec of Spark's blocks (lz4 raw); only format 2 needs it
+
+    text, found = b"", None
+    try:
+        for token, body, original in _lz4_blocks(uri, data):
+            if found is None:
+                stored = token & 0xF0 == 0x10  # lz4-java's method bits: 0x10 stored, 0x20 compressed
+                block = body if stored else pa.Codec("lz4_raw").decompress(body, decompressed_size=original)
+                text += bytes(block)
+                writer = _utf(text, 0)
+                found = None if writer is None else _utf(text, 2 + len(writer))
+    except pa.ArrowException:
+        raise Damaged(f"{uri}: an LZ4 block does not decompress") from None
+    if found is None:
+        raise Damaged(f"{uri}: cut short before its lineage")
+    try:
+        return [(int(entry["version"]), str(entry["checkpointUniqueId"])) for entry in json.loads(found.decode())]
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
+        raise Damaged(f"{uri}: its lineage is not readable") from None
 
 
 def _snapshot(files: Files, folder: str, uri: str) -> None:
@@ -147,18 +194,39 @@ def _partition(files: Files, folder: str, version: int, codec: str | None) -> No
         uri = f"{folder}/{at}.changelog"
         data = _read(files, uri)
         if codec == "lz4":
-            _lz4_blocks(uri, data)
+            for _ in _lz4_blocks(uri, data):
+                pass
 
 
-def _operators(files: Files, state: str) -> Iterator[tuple[str, int]]:
-    """Each stateful operator's folder and its number of partitions (its `_metadata`)."""
+def _partition_v2(files: Files, folder: str, version: int, unique_id: str, codec: str | None) -> None:
+    """One state partition can load `version` as format 2 names it (`unique_id`, from the commit
+    log): that version's snapshot, or its changelog and, by each changelog's lineage, the ones
+    before it down to a snapshot or to version 1. Without the LZ4 codec the lineage is not read,
+    and only the committed version's own file is checked."""
+    while version > 0:
+        snapshot = f"{folder}/{version}_{unique_id}.zip"
+        if files.exists(snapshot):
+            _snapshot(files, folder, snapshot)
+            return
+        uri = f"{folder}/{version}_{unique_id}.changelog"
+        data = _read(files, uri)
+        if codec != "lz4":
+            return
+        earlier = [entry for entry in _lineage(uri, data) if entry[0] < version]
+        if not earlier:  # the first version, or one whose lineage Spark reads no further
+            return
+        version, unique_id = max(earlier)
+
+
+def _operators(files: Files, state: str) -> Iterator[tuple[int, str, int]]:
+    """Each stateful operator's number, folder and number of partitions (its `_metadata`)."""
     for operator in _numbered(files, state):
         folder = f"{state}/{operator}"
         uri = f"{folder}/_metadata/metadata"
         lines = _read(files, uri).decode(errors="replace").splitlines()
         info = _json(uri, lines[1]) if len(lines) > 1 else None
         try:
-            yield folder, int(info["stateStoreInfo"][0]["numPartitions"])
+            yield operator, folder, int(info["stateStoreInfo"][0]["numPartitions"])
         except (TypeError, KeyError, IndexError, ValueError):
             raise Damaged(f"{uri}: not the state's metadata") from None
 
@@ -185,14 +253,23 @@ def check(files: Files, root: str) -> None:
     committed = _numbered(files, f"{root}/commits")
     if not committed:
         return
-    _log_entry(files, f"{root}/commits/{committed[-1]}", sources=False)
+    commit_uri = f"{root}/commits/{committed[-1]}"
+    commit = _log_entry(files, commit_uri, sources=False)
     state = f"{root}/state"
     if not files.names(state):
         raise Damaged(f"{state}: missing, though batch {committed[-1]} was committed with it")
     codec = newest.get("conf", {}).get("spark.sql.streaming.stateStore.compression.codec", "lz4")
-    for folder, partitions in _operators(files, state):
+    unique_ids = commit.get("stateUniqueIds")  # only in checkpoint format 2
+    for operator, folder, partitions in _operators(files, state):
+        if unique_ids is None:
+            for partition in range(partitions):
+                _partition(files, f"{folder}/{partition}", committed[-1] + 1, codec)
+            continue
+        ids = unique_ids.get(str(operator)) if isinstance(unique_ids, dict) else None
+        if not isinstance(ids, list) or len(ids) != partitions or not all(isinstance(i, list) and i for i in ids):
+            raise Damaged(f"{commit_uri}: names no state id of each of operator {operator}'s {partitions} partitions")
         for partition in range(partitions):
-            _partition(files, f"{folder}/{partition}", committed[-1] + 1, codec)
+            _partition_v2(files, f"{folder}/{partition}", committed[-1] + 1, str(ids[partition][0]), codec)
 
 
 def state_failure(error: BaseException) -> str | None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import math
 import re
 import time
 import uuid
@@ -63,10 +62,24 @@ def file_stats(metadata: pq.FileMetaData, schema: pa.Schema) -> str:
         if not bounded:
             continue
         low, high = min(s.min for s in bounded), max(s.max for s in bounded)
-        stats["minValues"][name] = _json_value(low[:STRING_STATS] if isinstance(low, str) else low, rounding=-1)
+        stats["minValues"][name] = _json_value(low[:STRING_STATS] if isinstance(low, str) else low)
         if not (isinstance(high, str) and len(high) > STRING_STATS):  # a cut max is no upper bound
-            stats["maxValues"][name] = _json_value(high, rounding=1)
-    return json.dumps(stats)
+            stats["maxValues"][name] = _json_value(high)
+    return _dumps(stats)
+
+
+def _dumps(value) -> str:
+    """JSON text of the statistics, a decimal written as its exact digits (a JSON number).
+
+    Spark parses a decimal bound's text as a decimal of the column's type, exactly, and delta-rs
+    (arrow-json) too: a double's shortest text (`repr`) may lie past the bound at 17 significant
+    digits (the double 1234567890123456.75, below a min of .77, prints as 1234567890123456.8),
+    and a file holding the min would be skipped. The exact digits are what Delta's writers mean."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_dumps(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")  # positional: never 1E+3, which a reader of the column's scale may refuse
+    return json.dumps(value)
 
 
 def _with_statistics(schema: pa.Schema) -> list[str]:
@@ -99,22 +112,15 @@ def _write_parquet(rows: pa.Table, path: str, filesystem, collected: list) -> No
     pq.write_table(rows, path, **options)
 
 
-def _json_value(value, rounding: int = 0):
-    """A statistic as Delta's JSON holds it. A decimal becomes a JSON number, which readers parse
-    as a double: the double nearest it may lie past it, so a bound takes the next one outwards
-    (`rounding` -1 for a min, 1 for a max). A naive timestamp (timestamp_ntz) stays as it is."""
+def _json_value(value):
+    """A statistic as Delta's JSON holds it (`_dumps` writes a decimal's exact digits). A naive
+    timestamp (timestamp_ntz) stays as it is."""
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
         return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        near = float(value)
-        exact = decimal.Decimal(near)  # the double's own value: compared exactly, at any precision
-        if (rounding < 0 and exact > value) or (rounding > 0 and exact < value):
-            near = math.nextafter(near, math.inf * rounding)
-        return near
     return value
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from eo.runtime import job_log
 from eo.runtime.class_archive import java_options
 from eo.runtime.config import REPO_ROOT, Settings
 from eo.runtime.environment import environment
@@ -82,6 +83,9 @@ def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitt
     if submitted:
         merged = {k: v for k, v in merged.items() if k not in LOOPBACK}
     else:
+        logged = job_log.java_options()  # a command at a terminal: Spark's log to its file
+        if logged:
+            merged["spark.driver.extraJavaOptions"] = f"{logged} {java_options()}".strip()
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(environment(settings).jars())
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)

@@ -29,6 +29,7 @@ from pathlib import Path
 from eo.runtime.config import REPO_ROOT
 from lab.bench.runner import Bench
 from lab.bench.sizes import DEFAULT, PHASES, QUICK, count, counts
+from lab.stopping import stoppable
 
 SIZE_OPTIONS = {  # option -> (Profile field, parser, help)
     "--ysb-events": ("ysb_events", count, "YSB events (default 5M)"),
@@ -81,4 +82,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(stoppable(main))  # SIGTERM stops its jobs and broker too (lab/stopping.py)

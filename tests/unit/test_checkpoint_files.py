@@ -1,8 +1,10 @@
 """A damaged checkpoint is named before Spark reads it: the file, and what is wrong with it
-(streaming/checkpoint_files.py), on a checkpoint the real query wrote."""
+(streaming/checkpoint_files.py), on checkpoints the real query wrote, in both of the state
+store's checkpoint formats the pinned Spark writes (1, the default, and 2)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from ops.reset import write_seed
 from producer.generator import ClickstreamGenerator
 from streaming.checkpoint_files import Damaged, check, state_failure
 from streaming.run import QUERY, _seeding
-from tests.conftest import lake_settings
+from tests.conftest import lake_settings, restore_conf
 from tests.helpers import BASE, prepare_lake, records, stream
 
 pytestmark = pytest.mark.unit
@@ -31,6 +33,33 @@ def streamed(spark, tmp_path_factory):
     rows = records(m.value for m in generator.messages())
     stream(spark, settings, [rows[:100], rows[100:200], rows[200:]])
     return settings
+
+
+FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+
+
+@pytest.fixture(scope="module")
+def streamed_v2(spark, tmp_path_factory):
+    """A checkpoint of three committed batches in the state store's checkpoint format 2, whose
+    files carry a unique id (`<version>_<id>.changelog`), kept pristine."""
+    before = dict(spark.conf.getAll)
+    spark.conf.set(FORMAT, "2")
+    try:
+        settings = lake_settings(tmp_path_factory.mktemp("checkpoint_v2"))
+        prepare_lake(spark, settings)
+        generator = ClickstreamGenerator(seed=5, start=BASE, span_hours=2, total_events=90, users=5)
+        rows = records(m.value for m in generator.messages())
+        stream(spark, settings, [rows[:30], rows[30:60], rows[60:]])
+    finally:
+        restore_conf(spark, before)
+    return Path(settings.checkpoint_path(QUERY))
+
+
+@pytest.fixture
+def root_v2(streamed_v2, tmp_path) -> Path:
+    copy = tmp_path / "events"
+    shutil.copytree(streamed_v2, copy)
+    return copy
 
 
 @pytest.fixture
@@ -127,6 +156,56 @@ def test_an_empty_metadata_file_is_named(root):
     (root / "metadata").write_text("")
     (root / ".metadata.crc").unlink(missing_ok=True)
     assert damage(root).startswith(f"{root / 'metadata'}: not readable JSON")
+
+
+def committed_id(root: Path, partition: int = 1) -> tuple[int, str]:
+    """The state version the newest commit names for operator 0's `partition`, and its id."""
+    commit = newest(root / "commits")
+    entry = json.loads(commit.read_text().splitlines()[1])
+    return int(commit.name) + 1, entry["stateUniqueIds"]["0"][partition][0]
+
+
+def test_a_whole_format_2_checkpoint_passes(root_v2):
+    version, unique_id = committed_id(root_v2)
+    assert (partition(root_v2) / f"{version}_{unique_id}.changelog").exists()  # it is format 2
+    assert not list(partition(root_v2).glob("[0-9].changelog"))
+    check(LocalFiles(), str(root_v2))
+
+
+def test_format_2_reads_only_the_ids_the_commit_names(root_v2):
+    """A retried batch leaves files of the same version under another id: never read."""
+    version, _ = committed_id(root_v2)
+    (partition(root_v2) / f"{version}_00000000-0000-0000-0000-000000000000.changelog").write_bytes(b"garbage")
+    (partition(root_v2) / f"{version}_00000000-0000-0000-0000-000000000000.zip").write_bytes(b"garbage")
+    check(LocalFiles(), str(root_v2))
+
+
+def test_format_2_a_missing_changelog_the_commit_names_is_named(root_v2):
+    version, unique_id = committed_id(root_v2)
+    target = every_changelog_needed(root_v2) / f"{version}_{unique_id}.changelog"
+    target.unlink()
+    assert damage(root_v2) == f"{target}: missing"
+
+
+def test_format_2_a_missing_changelog_of_the_lineage_is_named(root_v2):
+    (target,) = every_changelog_needed(root_v2).glob("1_*.changelog")
+    target.unlink()
+    assert damage(root_v2) == f"{target}: missing"
+
+
+def test_format_2_a_garbled_changelog_is_named_by_its_framing(root_v2):
+    version, unique_id = committed_id(root_v2)
+    target = every_changelog_needed(root_v2) / f"{version}_{unique_id}.changelog"
+    target.write_bytes(b"garbage")
+    (partition(root_v2) / f".{target.name}.crc").unlink()
+    assert damage(root_v2) == f"{target}: an LZ4 block is damaged or cut short at byte 0"
+
+
+def test_format_2_a_commit_without_the_state_ids_is_named(root_v2):
+    commit = newest(root_v2 / "commits")
+    commit.write_text('v2\n{"nextBatchWatermarkMs":0,"stateUniqueIds":{}}\n')
+    (root_v2 / "commits" / f".{commit.name}.crc").unlink()
+    assert damage(root_v2) == f"{commit}: names no state id of each of operator 0's 2 partitions"
 
 
 def test_sparks_state_failures_are_recognised():

@@ -61,8 +61,14 @@ def tables(draw) -> tuple[pa.Table, int]:
     return table, draw(st.integers(1, rows))
 
 
+def read(stats: str) -> dict:
+    """The statistics as Spark reads them: a decimal's JSON number is parsed as a decimal, exactly
+    (a double would hide a bound whose text lies past the value it was taken from)."""
+    return json.loads(stats, parse_float=Decimal)
+
+
 def parsed(name: str, value):
-    """A statistic as a reader takes it: a decimal's JSON number is a double."""
+    """A statistic as a reader takes it."""
     if name == "amount":
         return Decimal(value)
     if name == "at":
@@ -89,7 +95,7 @@ def test_every_bound_holds_and_the_counts_are_delta_rs_s(tmp_path_factory, drawn
     path = tmp_path_factory.mktemp("stats") / "part.parquet"
     pq.write_table(table, path, row_group_size=group_rows)
     metadata = pq.ParquetFile(path).metadata
-    stats = json.loads(file_stats(metadata, table.schema))
+    stats = read(file_stats(metadata, table.schema))
 
     assert stats["numRecords"] == table.num_rows
     for name in table.column_names:
@@ -117,7 +123,9 @@ def test_a_row_group_without_bounds_leaves_the_file_without_them(tmp_path):
     assert stats["nullCount"] == {"label": 0}
 
 
-def test_a_decimal_bound_is_the_double_outward_of_it_and_a_naive_timestamp_is_not_shifted(tmp_path, monkeypatch):
+def test_a_decimal_bound_is_its_exact_text_and_a_naive_timestamp_is_not_shifted(tmp_path, monkeypatch):
+    """The double below 1234567890123456.77 is ...56.75, whose shortest text, 1234567890123456.8, lies
+    past the min: a reader parsing the text as a decimal would skip the file."""
     monkeypatch.setenv("TZ", "America/New_York")
     import time
 
@@ -132,11 +140,13 @@ def test_a_decimal_bound_is_the_double_outward_of_it_and_a_naive_timestamp_is_no
             }
         )
         pq.write_table(table, tmp_path / "part.parquet")
-        stats = json.loads(file_stats(pq.ParquetFile(tmp_path / "part.parquet").metadata, table.schema))
+        text = file_stats(pq.ParquetFile(tmp_path / "part.parquet").metadata, table.schema)
+        stats = read(text)
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
-    assert Decimal(stats["minValues"]["revenue"]) <= Decimal("1234567890123456.77")
-    assert Decimal(stats["maxValues"]["revenue"]) >= Decimal("1234567890123456.78")
+    assert stats["minValues"]["revenue"] == Decimal("1234567890123456.77")
+    assert stats["maxValues"]["revenue"] == Decimal("1234567890123456.78")
+    assert '"revenue":1234567890123456.77' in text
     assert stats["minValues"]["local"] == "2026-11-20T05:14:00.000000"
     assert stats["maxValues"]["local"] == "2026-11-20T06:00:00.000000"
