@@ -2,6 +2,7 @@
 
     python -m streaming run [--until-caught-up] [--trigger-seconds S] [--max-offsets-per-trigger N]
     python -m streaming run --standby [...]   # warm, takes over when the active instance exits
+    python -m streaming run --new-lake [...]  # begin a new lake from the topic (recorded in it)
 
 One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-batch at a time
 (streaming/plan.py, streaming/microbatch.py). spark-submit runs it as `jobs/stream.py ...`.
@@ -16,7 +17,7 @@ import time
 from pyspark.sql import DataFrame
 
 from eo.core.tables import SEED, SILVER, TableDef
-from eo.runtime import lake
+from eo.runtime import lake, lake_origin
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
@@ -24,9 +25,9 @@ from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.lake import table_exists
-from eo.runtime.live_tables import app_id_of, live_holder
+from eo.runtime.live_tables import app_id_of, holder, live_holder
 from eo.runtime.spark import build_session, close_state_stores
-from streaming import checkpoint, checkpoint_files, source_loss
+from streaming import checkpoint, checkpoint_files, lake_match, source_loss
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import Knobs, Planned, bootstrap_offsets, plan_query, read_seed, run_query
@@ -36,10 +37,13 @@ from streaming.takeover import prepare, refused_by, take_over
 QUERY = STREAM_QUERY
 
 
-def run(settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False) -> int:
+def run(
+    settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False, new_lake: bool = False
+) -> int:
     """One instance at a time: a start while another instance starts or runs is refused in one
     line naming it (NotReady), unless `take_over` (it is fenced: a supervisor that gave up on a
-    stuck one, the fault lab's zombie). A standby waits for its turn instead."""
+    stuck one, the fault lab's zombie). A standby waits for its turn instead. The lake and the
+    checkpoint must agree (streaming/lake_match.py); `new_lake` begins a new lake from the topic."""
     lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
         # First thing: a standby must not mistake this instance's start-up for a vacancy.
@@ -49,7 +53,7 @@ def run(settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool
             lock.hold()  # taken as soon as the instance it fences exits
         _refuse_while_held(settings, take_over)
     try:
-        return _run(settings, knobs, standby, lock, take_over)
+        return _run(settings, knobs, standby, lock, take_over, new_lake)
     finally:
         lock.release()  # the process may go on (tests, tools): the job is over
 
@@ -95,12 +99,21 @@ def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
     return plan_query(spark, settings, Source(max_offsets_per_trigger=knobs.max_offsets_per_trigger))
 
 
-def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take_over_held: bool = False) -> int:
+def _run(
+    settings: Settings,
+    knobs: Knobs,
+    standby: bool,
+    lock: ActiveLock,
+    take_over_held: bool = False,
+    new_lake: bool = False,
+) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
-    if not standby:  # likewise a damaged or lost checkpoint, and records gone from Kafka
-        _checked_before_spark(settings)
+    beginning = None  # likewise a damaged or lost checkpoint or lake, and records gone from Kafka
+    if not standby:
+        beginning = _checked_before_spark(settings, new_lake)
     spark = build_session("eo-streaming", settings)
+    aside = lake_match.keep_aside(spark, settings) if beginning == lake_origin.NEW_LAKE else None
     prepare(spark, settings)
     ahead = None
     if standby:
@@ -112,6 +125,8 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
     seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
     starting = bootstrap_offsets(spark, settings, partitions) if new else None
     skips = source_loss.before_start(settings, starting)  # refuses while records are gone no one accepted
+    if beginning is not None:
+        _record_beginning(settings, beginning, aside)
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
@@ -178,14 +193,29 @@ RESET = (
 )
 
 
-def _checked_before_spark(settings: Settings) -> None:
+def _record_beginning(settings: Settings, how: str, aside: str | None) -> None:
+    """The lake's beginning, in the lake (eo/runtime/lake_origin.py): from the topic's earliest offsets."""
+    from eo.runtime.source_gaps import earliest_offsets
+
+    note = f"the checkpoint of the lake before moved to {aside}" if aside else ""
+    command = " (`python -m streaming run --new-lake`)" if how == lake_origin.NEW_LAKE else ""
+    entry = lake_origin.record(settings, how, holder() + command, earliest_offsets(settings), note)
+    print(f"[streaming] the lake at {settings.lake_root}: {lake_origin.described(entry)}", flush=True)
+
+
+def _checked_before_spark(settings: Settings, new_lake: bool = False) -> str | None:
     """What can be refused from files, the lake's logs and the broker alone, in seconds: the
-    checks after the session repeat them (`_run`), with Spark where a count needs it."""
+    checks after the session repeat them (`_run`), with Spark where a count needs it. Returns how
+    the lake begins with this start, if it does (streaming/lake_match.py)."""
+    if new_lake:  # the checkpoint goes aside: only the lake is checked
+        return lake_match.check(settings, new_lake=True)
     whole(settings)
+    beginning = lake_match.check(settings)
     if checkpoint.has_offsets(settings, QUERY):
         source_loss.before_start(settings, None)
     elif table_exists(settings, settings.table_path(SILVER.name)):
         _seeding(None, settings)
+    return beginning
 
 
 def _rows(spark, settings: Settings, table: TableDef) -> int | None:
@@ -234,6 +264,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="start even while another instance runs or a rebuild writes the live tables, and fence it",
     )
     run_cmd.add_argument(
+        "--new-lake",
+        action="store_true",
+        help="begin a new lake from the topic where the lake holds no table (its old checkpoint kept aside); "
+        "recorded in the lake",
+    )
+    run_cmd.add_argument(
         "--standby",
         action="store_true",
         help="start warm, wait for the active instance to exit, then take over (streaming/standby.py)",
@@ -252,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.standby and knobs.until_caught_up:
         print("--standby is for the continuous job (not --until-caught-up)", file=sys.stderr)
         return 2
-    return run(settings, knobs, standby=args.standby, take_over=args.take_over)
+    if args.standby and args.new_lake:
+        print("--new-lake is for the instance that begins the lake (not --standby)", file=sys.stderr)
+        return 2
+    return run(settings, knobs, standby=args.standby, take_over=args.take_over, new_lake=args.new_lake)
 
 
 def cli(argv: list[str] | None = None) -> int:
