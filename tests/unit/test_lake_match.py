@@ -27,8 +27,8 @@ def _rows(seed: int) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def lakes(spark, tmp_path_factory) -> dict:
-    """Lake A (two batches; copies of its lake and checkpoint after the first kept as backups)
-    and lake B (one batch), each with its own checkpoint, as the job's commits leave them."""
+    """A lake of two batches and its checkpoint, as the job's commits leave them; copies of both
+    after the first batch kept as backups."""
     a = lake_settings(tmp_path_factory.mktemp("lake-a"))
     prepare_lake(spark, a)
     rows = _rows(5)
@@ -37,10 +37,7 @@ def lakes(spark, tmp_path_factory) -> dict:
     shutil.copytree(a.lake_root, backup / "lake")
     shutil.copytree(a.checkpoint_root, backup / "checkpoints")
     stream(spark, a, [rows[100:]], batch)
-    b = lake_settings(tmp_path_factory.mktemp("lake-b"))
-    prepare_lake(spark, b)
-    stream(spark, b, [_rows(6)[:80]], micro_batch(b, live=True, log_progress=False))
-    return {"a": a, "b": b, "backup": backup}
+    return {"a": a, "backup": backup}
 
 
 def copy_of(settings, tmp_path: Path, lake_from: str | None = None, checkpoints_from: str | None = None):
@@ -64,7 +61,6 @@ def names_both(line: str, settings) -> bool:
 
 def test_a_lake_and_its_own_checkpoint_agree(lakes, tmp_path):
     assert lake_match.check(copy_of(lakes["a"], tmp_path)) is None
-    assert lake_match.check(copy_of(lakes["b"], tmp_path / "b")) is None
 
 
 def test_a_lost_lake_is_refused_naming_both_paths_and_new_lake(lakes, tmp_path):
@@ -96,10 +92,14 @@ def test_a_lake_without_its_bronze_is_refused(lakes, tmp_path):
 
 
 def test_another_lakes_checkpoint_is_refused(lakes, tmp_path):
-    settings = copy_of(lakes["a"], tmp_path, checkpoints_from=lakes["b"].checkpoint_root)  # started on A with B's
+    settings = copy_of(lakes["a"], tmp_path)
+    metadata = Path(settings.checkpoint_path(QUERY), "metadata")  # another lake's: its own stream id
+    metadata.write_text('{"id":"0b0b0b0b-1111-2222-3333-444444444444"}\n')
+    Path(metadata.parent, ".metadata.crc").unlink(missing_ok=True)
     line = refusal(settings)
     assert line.startswith(f"the stream's checkpoint at {settings.checkpoint_path(QUERY)} belongs to another lake: ")
-    assert names_both(line, settings) and "EO_CHECKPOINT_ROOT" in line and "`python -m ops.reset`" in line
+    assert names_both(line, settings) and "(app id events-0b0b0b0b, batches up to 1)" in line
+    assert "EO_CHECKPOINT_ROOT" in line and "`python -m ops.reset`" in line
 
 
 def test_a_lake_older_than_its_checkpoint_is_refused(lakes, tmp_path):
@@ -155,3 +155,65 @@ def test_new_lake_keeps_the_old_checkpoint_aside_and_is_recorded(spark, lakes, t
     (begun,) = lake_origin.begun(settings)
     assert begun["how"] == "--new-lake" and begun["from_offsets"] == {"0": 3} and aside in begun["note"]
     assert "was begun" in refusal(settings)  # bronze not made yet, a beginning recorded: only --new-lake goes on
+
+
+def partial(settings) -> None:
+    """What a failure between a batch's commits leaves (a kill, a full disk): batch 2 planned and
+    committed to bronze, quarantine and silver, not to the two gold tables."""
+    from eo.runtime import commits
+    from eo.runtime.environment import environment
+    from eo.runtime.live_tables import app_id_of, generation
+
+    offsets = Path(settings.checkpoint_path(QUERY)) / "offsets"
+    shutil.copy(offsets / "1", offsets / "2")
+    app_id = app_id_of(generation(settings))
+    for name in ("bronze", "quarantine", "silver"):
+        table = environment(settings).table(name)
+        table.refresh()
+        epoch, _ = table.reached(app_id)
+        commits.append_files(table, [], commits.Txn(app_id, epoch, 3))
+
+
+def test_a_partial_batch_is_named_by_status_and_verify_and_the_start_goes_on(lakes, tmp_path):
+    from batch.verify import lake_lines
+    from eo.runtime.lake_report import lake_report
+    from infra.streaming import lake_state
+
+    settings = copy_of(lakes["a"], tmp_path)
+    assert (
+        lake_report(settings)["tables_line"] == "every live table at batch 1 (the checkpoint's last committed batch: 1)"
+    )
+    partial(settings)
+    assert lake_match.check(settings) is None  # its next start completes it
+    report, rows = lake_state(settings)
+    assert report["partial"] and report["positions"]["bronze"] == 3 and report["positions"]["user_sessions"] == 2
+    (line,) = [value for name, value in rows if name == "tables"]
+    assert line.startswith(
+        "a crash left batch 2 partial: committed to bronze, quarantine, silver, not to campaign_minute_metrics "
+        "(at batch 1), user_sessions (at batch 1). Readers see batch 2 in the first and not in the others until "
+    )
+    assert f"  live tables: {line}" in lake_lines(report)
+
+
+def test_status_sees_a_stream_started_by_hand(lakes, tmp_path):
+    """No pid file of `make stream-start`: the lease's holder says a stream runs, and since when."""
+    from eo.runtime.environment import environment
+    from eo.runtime.fencing import HOLD_SECONDS, Fence
+    from eo.runtime.live_tables import holder
+    from infra import streaming as service
+
+    settings = copy_of(lakes["a"], tmp_path)
+    assert not service.running(settings) and service.by_lease(settings) is None
+    fence = Fence.start(environment(settings).lease(), QUERY, holder("the stream"), HOLD_SECONDS)
+    try:
+        assert service.running(settings) and service.by_lease(settings).epoch == fence.epoch
+        assert abs(service.started_at(settings) - lake_match_started()) < 2
+    finally:
+        fence.lease.release(QUERY, fence.epoch)
+    assert not service.running(settings)
+
+
+def lake_match_started() -> float:
+    from eo.runtime import live_tables
+
+    return int(live_tables._STARTED)
