@@ -251,7 +251,11 @@ def lake_state(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
     it), and how the lake began (eo/runtime/lake_origin.py)."""
     from eo.runtime.lake_report import lake_report
 
-    report = lake_report(settings)
+    try:
+        report = lake_report(settings)
+    except Exception as error:  # noqa: BLE001 (status answers whatever the lake holds: the rest still counts)
+        line = f"not readable: {type(error).__name__}: {error}".splitlines()[0]
+        return {"error": line}, [("tables", line)]
     rows: list[tuple[str, object]] = [("tables", report["tables_line"])]
     rows += [("lake begun", line) for line in report["begun_lines"][-2:]]
     return report, rows

@@ -120,6 +120,8 @@ def _run(
     spark = build_session("eo-streaming", settings)
     aside = lake_match.keep_aside(spark, settings) if beginning == lake_origin.NEW_LAKE else None
     prepare(spark, settings)
+    if beginning is not None:  # once bronze is made: a start that fails later has begun the lake all the same
+        _record_beginning(settings, beginning, aside)
     ahead = None
     if standby:
         ahead = stand_by(spark, settings, lock, plan=lambda: plan_ahead(spark, settings, knobs))
@@ -130,8 +132,6 @@ def _run(
     seeding = new and _seeding(spark, settings)  # refuses a new checkpoint that would forget events
     starting = bootstrap_offsets(spark, settings, partitions) if new else None
     skips = source_loss.before_start(settings, starting)  # refuses while records are gone no one accepted
-    if beginning is not None:
-        _record_beginning(settings, beginning, aside)
     started = time.monotonic()
     if not standby:
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
