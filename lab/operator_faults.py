@@ -169,7 +169,7 @@ class OperatorFaults:
 
     def lost_lake(self, step: Step) -> bool:
         """The lake's folder moved away (a deleted prefix, a wrong EO_LAKE_ROOT), its checkpoint kept."""
-        from eo.runtime.lake_origin import begun
+        from eo.runtime.lake_origin import NEW_LAKE, begun
 
         lake = Path(self.settings.lake_root)
         lake.rename(lake.with_name("lake.lost"))
@@ -180,7 +180,7 @@ class OperatorFaults:
                              "--max-offsets-per-trigger", "5000")  # fmt: skip
         recorded = begun(self.settings)
         step.checks["recorded_beginning"] = recorded[-1] if recorded else None
-        new_lake = bool(recorded) and recorded[-1]["how"] == "--new-lake"
+        new_lake = bool(recorded) and recorded[-1]["how"] == NEW_LAKE
         return refused == 3 and bool(found) and began == 0 and new_lake and self.catch_up(step) == 0
 
     def another_lakes_checkpoint(self, step: Step) -> bool:

@@ -203,8 +203,7 @@ def _record_beginning(settings: Settings, how: str, aside: str | None) -> None:
     from eo.runtime.source_gaps import earliest_offsets
 
     note = f"the checkpoint of the lake before moved to {aside}" if aside else ""
-    command = " (`python -m streaming run --new-lake`)" if how == lake_origin.NEW_LAKE else ""
-    entry = lake_origin.record(settings, how, holder() + command, earliest_offsets(settings), note)
+    entry = lake_origin.record(settings, how, holder(), earliest_offsets(settings), note)
     print(f"[streaming] the lake at {settings.lake_root}: {lake_origin.described(entry)}", flush=True)
 
 

@@ -18,7 +18,7 @@ from eo.runtime.environment import environment
 from eo.runtime.storage import files_under
 
 FIRST_START = "a first start: an empty lake, no checkpoint"
-NEW_LAKE = "--new-lake"
+NEW_LAKE = "`python -m streaming run --new-lake`"
 
 
 def folder(settings: Settings) -> str:

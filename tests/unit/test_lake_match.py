@@ -153,7 +153,8 @@ def test_new_lake_keeps_the_old_checkpoint_aside_and_is_recorded(spark, lakes, t
     assert aside and Path(aside, "commits", "1").exists() and not Path(settings.checkpoint_path(QUERY)).exists()
     lake_origin.record(settings, lake_origin.NEW_LAKE, "the stream on here", {0: 3}, f"moved to {aside}")
     (begun,) = lake_origin.begun(settings)
-    assert begun["how"] == "--new-lake" and begun["from_offsets"] == {"0": 3} and aside in begun["note"]
+    assert begun["how"] == "`python -m streaming run --new-lake`" and begun["from_offsets"] == {"0": 3}
+    assert aside in begun["note"]
     assert "was begun" in refusal(settings)  # bronze not made yet, a beginning recorded: only --new-lake goes on
 
 
