@@ -68,7 +68,9 @@ def check(settings: Settings, new_lake: bool = False) -> str | None:
     if planned is None:
         return _without_batches(settings, present)
     committed = last_committed_batch(checkpoint, environment(settings).lake_files)
-    batches = f"batches up to {planned}" + ("" if committed == planned else f" ({committed} committed)")
+    batches = f"batches up to {planned}"
+    if committed != planned:
+        batches += f" ({'none' if committed is None else f'up to {committed}'} committed)"
     if BRONZE.name not in present:
         lost = "has no tables" if not present else f"has no {BRONZE.name} (only {', '.join(present)})"
         raise NotReady(

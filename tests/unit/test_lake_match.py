@@ -15,7 +15,7 @@ from producer.generator import ClickstreamGenerator
 from streaming import lake_match
 from streaming.run import QUERY, _checked_before_spark
 from tests.conftest import lake_settings
-from tests.helpers import BASE, micro_batch, prepare_lake, records, stream
+from tests.helpers import BASE, forget_last_commit, micro_batch, prepare_lake, records, stream
 
 pytestmark = pytest.mark.unit
 
@@ -70,6 +70,13 @@ def test_a_lost_lake_is_refused_naming_both_paths_and_new_lake(lakes, tmp_path):
     assert line.startswith(f"the lake at {settings.lake_root} has no tables, but the stream's checkpoint at ")
     assert names_both(line, settings) and "batches up to 1" in line
     assert "`python -m streaming run --new-lake`" in line and "EO_LAKE_ROOT" in line
+
+
+def test_a_lost_lake_whose_checkpoint_did_not_commit_its_newest_batch_says_so(lakes, tmp_path):
+    settings = copy_of(lakes["a"], tmp_path)
+    forget_last_commit(settings)  # a crash after the tables' commits, before the checkpoint's
+    shutil.rmtree(settings.lake_root)
+    assert "holds batches up to 1 (up to 0 committed): the lake was lost" in refusal(settings)
 
 
 def test_a_wrong_lake_root_is_refused_like_a_lost_lake(lakes, tmp_path):
