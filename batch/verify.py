@@ -43,6 +43,7 @@ from eo.runtime.cli import EXIT_CODES, NOT_READY, Progress, guarded
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import rebuilt_intervals
 from eo.runtime.environment import environment
+from eo.runtime.lake_report import lake_report
 from eo.runtime.quality.evidence import Evidence
 from eo.runtime.quality.site import data_docs_root, gx_project, localize
 from eo.runtime.quality.verdicts import (
@@ -265,6 +266,7 @@ def verify(
         "data_docs": publish_docs(settings, evidence),
         "data_docs_url": f"{settings.data_docs_url.rstrip('/')}/index.html" if settings.data_docs_url else None,
         "seconds": round(progress.elapsed(), 1),
+        "lake": lake_report(settings),  # a partial batch named, and how the lake began
     }
     write_verdict(settings, verdict, verdict_file)
     return verdict
@@ -330,8 +332,17 @@ def describe(verdict: dict) -> str:
         lines.append(
             f"  failed: {e['suite']}: {e['expectation']} unexpected={e['unexpected_count']} e.g. {e['examples'][:2]}"
         )
+    lines += lake_lines(verdict.get("lake"))
     lines.append(f"  data docs: {docs_link(verdict)}")
     return "\n".join(lines)
+
+
+def lake_lines(report: dict | None) -> list[str]:
+    """The live tables against the stream's checkpoint (a partial batch and the tables behind it)
+    and each recorded beginning of the lake (eo/runtime/lake_report.py)."""
+    if not report:
+        return []
+    return [f"  live tables: {report['tables_line']}", *(f"  lake {line}" for line in report["begun_lines"])]
 
 
 def _scope_lines(r: dict) -> list[str]:

@@ -50,9 +50,29 @@ def _promote(settings: Settings) -> None:
         pid_file(settings, "standby").replace(pid_file(settings))
 
 
+def by_lease(settings: Settings):
+    """The stream instance holding the stream's lease (eo/runtime/fencing.py HeldBy), however it was
+    started (`make stream-start`, `python -m streaming run` or spark-submit by hand, another
+    machine), unless its hold is over or its process is known gone; None otherwise."""
+    from eo.runtime.live_tables import live_holder
+
+    held = live_holder(settings)
+    return held if held is not None and held.holder.startswith("the stream") else None
+
+
+def _local_pid(held) -> int | None:
+    """The holder's process, when it runs on this machine."""
+    import re
+    import socket
+
+    found = re.search(r" on (?P<host>\S+) pid (?P<pid>\d+)", held.holder) if held else None
+    return int(found["pid"]) if found and found["host"] == socket.gethostname() else None
+
+
 def running(settings: Settings) -> bool:
+    """The service's job runs, or another instance of the stream holds the lake's lease."""
     _promote(settings)
-    return _alive(settings, "streaming")
+    return _alive(settings, "streaming") or by_lease(settings) is not None
 
 
 def standing_by(settings: Settings) -> bool:
@@ -88,20 +108,38 @@ def start_standby(settings: Settings, args: list[str] | None = None) -> int | No
 
 
 def _terminate(settings: Settings, role: str) -> bool:
+    """SIGTERM to the job's Python driver, the lease's holder, when it is in the job's process
+    group: it stops its query, lets go of the lease and exits 0, and spark-submit with it. The
+    whole group gets SIGTERM when there is no such driver (a standby, a job still starting) or
+    when it has not ended within 60 s."""
     pid = process.read_pid(pid_file(settings, role))
     if not process.alive(pid):
         return False
-    os.killpg(pid, signal.SIGTERM)
-    process.wait_for(lambda: not process.alive(pid), 60, f"{role} exit")
+    driver = _local_pid(by_lease(settings)) if role == "streaming" else None
+    if driver is not None and driver in process.group(pid):
+        os.kill(driver, signal.SIGTERM)
+        try:
+            process.wait_for(lambda: not process.alive(pid), 60, f"{role} exit")
+        except TimeoutError:
+            print(f"the {role} job did not stop within 60 s of its SIGTERM: its whole process group is stopped")
+    if process.alive(pid):
+        os.killpg(pid, signal.SIGTERM)
+        process.wait_for(lambda: not process.alive(pid), 60, f"{role} exit")
     pid_file(settings, role).unlink(missing_ok=True)
     return True
 
 
 def stop(settings: Settings) -> bool:
-    """SIGTERM to the whole process group (driver JVM and Python), then wait; the standby first,
-    so that it does not take over from the job being stopped."""
+    """The standby first, so that it does not take over from the job being stopped, then the job
+    (`_terminate`); then a stream started by hand on this machine that holds the lake's lease."""
     _terminate(settings, "standby")
-    return _terminate(settings, "streaming")
+    stopped = _terminate(settings, "streaming")
+    by_hand = _local_pid(by_lease(settings))
+    if by_hand is not None and process.alive(by_hand):
+        os.kill(by_hand, signal.SIGTERM)
+        process.wait_for(lambda: not process.alive(by_hand), 60, "the stream started by hand: exit")
+        stopped = True
+    return stopped
 
 
 def hold_file(settings: Settings) -> Path:
@@ -121,6 +159,8 @@ def started_at(settings: Settings) -> float | None:
     time), not from when it began to wait."""
     if not running(settings):
         return None
+    if not _alive(settings, "streaming"):  # started otherwise: its lease says since when
+        return _since(by_lease(settings))
     path = pid_file(settings)
     began = process.started(process.read_pid(path))
     try:
@@ -128,6 +168,15 @@ def started_at(settings: Settings) -> float | None:
     except FileNotFoundError:
         return began
     return changed if began is None else max(began, changed)
+
+
+def _since(held) -> float | None:
+    """When a lease holder started, from its holder line (`... since 2026-12-06 16:00:00 UTC`)."""
+    import calendar
+    import re
+
+    found = re.search(r" since (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC", held.holder) if held else None
+    return calendar.timegm(time.strptime(found[1], "%Y-%m-%d %H:%M:%S")) if found else None
 
 
 def kill(settings: Settings) -> int | None:
@@ -150,6 +199,8 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
 
     poison = read_record(settings)
     up = running(settings)
+    held = by_lease(settings)
+    by_service = _alive(settings, "streaming")
     try:
         queries, kafka = health(settings), "reachable"
     except KafkaException as exc:  # the lag needs the broker; the rest does not
@@ -163,12 +214,17 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
         "standby": standing_by(settings),
         "kafka": kafka,
         "queries": queries,
+        "lease_holder": str(held) if held else None,  # whoever runs it, however it was started
         "poison_records_isolated": poison["records"],
         "last_isolation": poison["isolations"][-1] if poison["isolations"] else None,
     }
+    state = "running" if by_service else "stopped (make stream-start)"
+    if up and not by_service:
+        state = "running, not started by make stream-start (make stream-stop stops it where it runs here)"
     rows: list[tuple[str, object]] = [
-        ("streaming job", "running" if up else "stopped (make stream-start)"),
+        ("streaming job", state),
         *started,
+        *([("lease", str(held))] if held else []),
         ("standby", "waiting" if report["standby"] else "none (make stream-standby)"),
     ]
     if not queries:
@@ -182,9 +238,27 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
     if queries:
         report["source_gaps"], gap_rows = _source_gaps(settings)
         rows += gap_rows
+    report["lake"], lake_rows = lake_state(settings)
+    rows += lake_rows
     rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
     rows.append(("log", home(settings) / "streaming.log"))
     return Status(up, report, rows)
+
+
+def lake_state(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
+    """Where each live table is against the checkpoint's batches, a partial batch named (a failure
+    between a batch's table commits: readers see it in some tables until the next start completes
+    it), and how the lake began (eo/runtime/lake_origin.py)."""
+    from eo.runtime.lake_report import lake_report
+
+    try:
+        report = lake_report(settings)
+    except Exception as error:  # noqa: BLE001 (status answers whatever the lake holds: the rest still counts)
+        line = f"not readable: {type(error).__name__}: {error}".splitlines()[0]
+        return {"error": line}, [("tables", line)]
+    rows: list[tuple[str, object]] = [("tables", report["tables_line"])]
+    rows += [("lake begun", line) for line in report["begun_lines"][-2:]]
+    return report, rows
 
 
 def _source_gaps(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:

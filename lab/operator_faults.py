@@ -7,11 +7,15 @@ record the broker accepted:
 1. a kill after some of a batch's table commits, then `rebuild --target main`, then a restart;
 2. the checkpoint deleted: the start is refused, `ops.reset`, a restart;
 3. a checkpoint file garbled: the start is refused naming it, `ops.reset`, a restart;
-4. records deleted from Kafka before the stream read them: refused naming the offsets,
+4. the lake lost (its folder moved away) while its checkpoint survives: the start is refused
+   naming both, `streaming run --new-lake` begins a new lake from the topic, recorded in it;
+5. the checkpoint of another lake (a second lake on the same topic): refused naming both, a
+   start with the lake's own checkpoint;
+6. records deleted from Kafka before the stream read them: refused naming the offsets,
    `ops.source_gaps accept`, a restart;
-5. two starts half a second apart: the second is refused naming the first;
-6. OPTIMIZE and VACUUM again and again beside the live stream: every run exits 0;
-7. a disk that fills during a batch (a small tmpfs lake): one line, then a restart with space.
+7. two starts half a second apart: the second is refused naming the first;
+8. OPTIMIZE and VACUUM again and again beside the live stream: every run exits 0;
+9. a disk that fills during a batch (a small tmpfs lake): one line, then a restart with space.
 
 After each, the lab checks the one line it expected (exactly: `EXPECTED`) and that nothing is
 lost or counted twice: silver holds each event once, both gold tables add up to silver, and every
@@ -42,6 +46,10 @@ EXPECTED = {
     "lost checkpoint": r"^error: the stream's checkpoint at \S+ has no batch, but silver holds [\d,]+ events: a new "
     r"checkpoint would start with an empty engine state .* run `python -m ops\.reset`",
     "damaged checkpoint": r"^error: the stream's checkpoint is damaged: \S+/offsets/\d+: .* run `python -m ops\.reset`",
+    "lost lake": r"^error: the lake at \S+ has no tables, but the stream's checkpoint at \S+ holds batches up to \d+"
+    r".*: the lake was lost or EO_LAKE_ROOT points at the wrong place.* run `python -m streaming run --new-lake`",
+    "another lake's checkpoint": r"^error: the stream's checkpoint at \S+ belongs to another lake: the lake at \S+ "
+    r"never saw its commits .*Set EO_CHECKPOINT_ROOT to this lake's own checkpoint",
     "records gone from Kafka": r"^error: records lost at the source before the stream read them, \S+ partition 1 "
     r"offsets \[\d+, \d+\) \(200 records\)\. .*`python -m ops\.source_gaps accept ",
     "two starts at once": r"^error: another instance of the stream is starting or running: the stream on \S+ pid "
@@ -158,6 +166,32 @@ class OperatorFaults:
         refused = self.catch_up(step)
         found = self.expect(step, "damaged checkpoint")
         return refused == 3 and bool(found) and self.command(step, "ops.reset") == 0 and self.catch_up(step) == 0
+
+    def lost_lake(self, step: Step) -> bool:
+        """The lake's folder moved away (a deleted prefix, a wrong EO_LAKE_ROOT), its checkpoint kept."""
+        from eo.runtime.lake_origin import NEW_LAKE, begun
+
+        lake = Path(self.settings.lake_root)
+        lake.rename(lake.with_name("lake.lost"))
+        self.produce(1000, self.seed + 7)
+        refused = self.catch_up(step)
+        found = self.expect(step, "lost lake")
+        began = self.command(step, "streaming", "run", "--until-caught-up", "--new-lake",
+                             "--max-offsets-per-trigger", "5000")  # fmt: skip
+        recorded = begun(self.settings)
+        step.checks["recorded_beginning"] = recorded[-1] if recorded else None
+        new_lake = bool(recorded) and recorded[-1]["how"] == NEW_LAKE
+        return refused == 3 and bool(found) and began == 0 and new_lake and self.catch_up(step) == 0
+
+    def another_lakes_checkpoint(self, step: Step) -> bool:
+        """A second lake on the same topic; this lake started with that lake's checkpoint."""
+        other = self.settings_under(self.workdir / "other", TOPIC, self.settings.kafka_bootstrap)
+        first = self.catch_up(step, other)
+        self.produce(1000, self.seed + 8)
+        wrong = self.settings.with_overrides(checkpoint_root=other.checkpoint_root)
+        refused = self.catch_up(step, wrong)
+        found = self.expect(step, "another lake's checkpoint")
+        return first == 0 and refused == 3 and bool(found) and self.catch_up(step) == 0
 
     def records_gone(self, step: Step) -> bool:
         from confluent_kafka import TopicPartition
@@ -314,7 +348,8 @@ class OperatorFaults:
         return missing
 
     # -- the phase -------------------------------------------------------------------------------
-    def run(self) -> dict:
+    def run(self, only: list[str] | None = None) -> dict:
+        """Every step in turn, or `only` those named (after the setup; the rest is not run)."""
         ensure_topic(self.settings)
         setup = Step("setup")
         self.produce(4000, self.seed)
@@ -323,12 +358,16 @@ class OperatorFaults:
             ("a rebuild after a partial batch", self.partial_batch),
             ("lost checkpoint", self.lost_checkpoint),
             ("damaged checkpoint", self.damaged_checkpoint),
+            ("lost lake", self.lost_lake),
+            ("another lake's checkpoint", self.another_lakes_checkpoint),
             ("records gone from Kafka", self.records_gone),
             ("two starts at once", self.two_starts),
             ("maintenance beside the stream", self.maintenance),
             ("disk full", self.disk_full),
         ]
         for name, action in steps:
+            if only and name not in only:
+                continue
             step = Step(name)
             print(f"[operator] {name}", flush=True)
             try:
@@ -362,12 +401,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lab.operator_faults", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--port", type=int, default=29192)
+    parser.add_argument("--only", action="append", help="run only this step (repeatable), e.g. 'lost lake'")
     args = parser.parse_args(argv)
     workdir = REPO_ROOT / "data" / "chaos" / f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-operator"
     broker = Broker(args.port, workdir / "kafka")
     broker.start()
     try:
-        result = OperatorFaults(workdir, broker.bootstrap, args.seed).run()
+        result = OperatorFaults(workdir, broker.bootstrap, args.seed).run(args.only)
     finally:
         broker.stop()
     (workdir / "operator-faults.json").write_text(json.dumps(result, indent=2, default=str))

@@ -2,6 +2,7 @@
 
     python -m streaming run [--until-caught-up] [--trigger-seconds S] [--max-offsets-per-trigger N]
     python -m streaming run --standby [...]   # warm, takes over when the active instance exits
+    python -m streaming run --new-lake [...]  # begin a new lake from the topic (recorded in it)
 
 One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-batch at a time
 (streaming/plan.py, streaming/microbatch.py). spark-submit runs it as `jobs/stream.py ...`.
@@ -10,14 +11,19 @@ One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-bat
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from pyspark.sql import DataFrame
 
 from eo.core.tables import SEED, SILVER, TableDef
-from eo.runtime import lake
+from eo.runtime import lake, lake_origin
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
@@ -25,9 +31,9 @@ from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED, HEARTBEAT_SECONDS, HOLD_SECONDS, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.lake import table_exists
-from eo.runtime.live_tables import app_id_of, live_holder, wait_for_lapse
+from eo.runtime.live_tables import app_id_of, holder, live_holder, wait_for_lapse
 from eo.runtime.spark import build_session, close_state_stores
-from streaming import checkpoint, checkpoint_files, source_loss
+from streaming import checkpoint, checkpoint_files, lake_match, source_loss
 from streaming.microbatch import MicroBatch
 from streaming.plan import Source, kafka_records_between
 from streaming.query import (
@@ -46,7 +52,12 @@ QUERY = STREAM_QUERY
 
 
 def run(
-    settings: Settings, knobs: Knobs, standby: bool = False, take_over: bool = False, after_dead: bool = False
+    settings: Settings,
+    knobs: Knobs,
+    standby: bool = False,
+    take_over: bool = False,
+    after_dead: bool = False,
+    new_lake: bool = False,
 ) -> int:
     """One instance at a time: a start while another instance starts or runs is refused in one
     line naming it (NotReady), unless `take_over` (it is fenced, and so is a reset or a rebuild
@@ -54,7 +65,8 @@ def run(
     start): a stream instance's hold is waited out until it lapses (a crashed or cancelled driver
     no longer renews it), then fenced by this start's epoch; a reset or a rebuild into main is
     never fenced, and a stream still renewing after the wait is not either: refused in one line.
-    A standby waits for its turn instead."""
+    A standby waits for its turn instead. The lake and the checkpoint must agree
+    (streaming/lake_match.py); `new_lake` begins a new lake from the topic."""
     lock = ActiveLock.for_job(settings, [QUERY])
     if not standby:
         # First thing: a standby must not mistake this instance's start-up for a vacancy.
@@ -64,7 +76,7 @@ def run(
             lock.hold()  # taken as soon as the instance it fences exits
         _refuse_while_held(settings, take_over, HOLD_SECONDS + HEARTBEAT_SECONDS if after_dead else 0.0)
     try:
-        return _run(settings, knobs, standby, lock, take_over)
+        return _run(settings, knobs, standby, lock, take_over, new_lake)
     finally:
         lock.release()  # the process may go on (tests, tools): the job is over
 
@@ -113,13 +125,24 @@ def plan_ahead(spark, settings: Settings, knobs: Knobs) -> Planned | None:
     return plan_query(spark, settings, Source(max_offsets_per_trigger=knobs.max_offsets_per_trigger))
 
 
-def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take_over_held: bool = False) -> int:
+def _run(
+    settings: Settings,
+    knobs: Knobs,
+    standby: bool,
+    lock: ActiveLock,
+    take_over_held: bool = False,
+    new_lake: bool = False,
+) -> int:
     began = time.monotonic()
     _partitions(settings)  # before Spark starts: a broker that is down is said in seconds
-    if not standby:  # likewise a damaged or lost checkpoint, and records gone from Kafka
-        _checked_before_spark(settings)
+    beginning = None  # likewise a damaged or lost checkpoint or lake, and records gone from Kafka
+    if not standby:
+        beginning = _checked_before_spark(settings, new_lake)
     spark = build_session("eo-streaming", settings)
+    aside = lake_match.keep_aside(spark, settings) if beginning == lake_origin.NEW_LAKE else None
     prepare(spark, settings)
+    if beginning is not None:  # once bronze is made: a start that fails later has begun the lake all the same
+        _record_beginning(settings, beginning, aside)
     ahead = None
     if standby:
         ahead = stand_by(spark, settings, lock, plan=lambda: plan_ahead(spark, settings, knobs))
@@ -138,7 +161,7 @@ def _run(settings: Settings, knobs: Knobs, standby: bool, lock: ActiveLock, take
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
     app_id = app_id_of(checkpoint.ensure_id(settings, QUERY))
     fence, sinks = take_over(settings, app_id)
-    with holding(fence):
+    with holding(fence), stop_on_sigterm():  # after `holding`'s handler: a stop ends the run, not the process
         claimed = time.monotonic()
         source = Source(
             starting_offsets=starting,
@@ -201,14 +224,28 @@ RESET = (
 )
 
 
-def _checked_before_spark(settings: Settings) -> None:
+def _record_beginning(settings: Settings, how: str, aside: str | None) -> None:
+    """The lake's beginning, in the lake (eo/runtime/lake_origin.py): from the topic's earliest offsets."""
+    from eo.runtime.source_gaps import earliest_offsets
+
+    note = f"the checkpoint of the lake before moved to {aside}" if aside else ""
+    entry = lake_origin.record(settings, how, holder(), earliest_offsets(settings), note)
+    print(f"[streaming] the lake at {settings.lake_root}: {lake_origin.described(entry)}", flush=True)
+
+
+def _checked_before_spark(settings: Settings, new_lake: bool = False) -> str | None:
     """What can be refused from files, the lake's logs and the broker alone, in seconds: the
-    checks after the session repeat them (`_run`), with Spark where a count needs it."""
+    checks after the session repeat them (`_run`), with Spark where a count needs it. Returns how
+    the lake begins with this start, if it does (streaming/lake_match.py)."""
+    if new_lake:  # the checkpoint goes aside: only the lake is checked
+        return lake_match.check(settings, new_lake=True)
     whole(settings)
+    beginning = lake_match.check(settings)
     if checkpoint.has_offsets(settings, QUERY):
         source_loss.before_start(settings, None)
     elif table_exists(settings, settings.table_path(SILVER.name)):
         _seeding(None, settings)
+    return beginning
 
 
 def _rows(spark, settings: Settings, table: TableDef) -> int | None:
@@ -263,6 +300,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "never fence a reset or a rebuild into main: what the stream supervisor starts",
     )
     run_cmd.add_argument(
+        "--new-lake",
+        action="store_true",
+        help="begin a new lake from the topic where the lake holds no table (its old checkpoint kept aside); "
+        "recorded in the lake",
+    )
+    run_cmd.add_argument(
         "--standby",
         action="store_true",
         help="start warm, wait for the active instance to exit, then take over (streaming/standby.py)",
@@ -281,12 +324,71 @@ def main(argv: list[str] | None = None) -> int:
     if args.standby and knobs.until_caught_up:
         print("--standby is for the continuous job (not --until-caught-up)", file=sys.stderr)
         return 2
-    return run(settings, knobs, standby=args.standby, take_over=args.take_over, after_dead=args.after_dead_stream)
+    if args.standby and args.new_lake:
+        print("--new-lake is for the instance that begins the lake (not --standby)", file=sys.stderr)
+        return 2
+    return run(
+        settings,
+        knobs,
+        standby=args.standby,
+        take_over=args.take_over,
+        after_dead=args.after_dead_stream,
+        new_lake=args.new_lake,
+    )
+
+
+class StopRequested(BaseException):
+    """SIGTERM (`make stream-stop`, a cancelled job run, `kill PID`): a stop asked for, not a failure.
+    A BaseException, as KeyboardInterrupt: no `except Exception` on its way takes it for an error."""
+
+
+_STOP = threading.Event()  # set once a stop is asked for: what fails after it is the stop's doing
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises StopRequested in the main thread while the block runs: the query is stopped,
+    the lease let go (`holding`'s exit), and the process ends with exit 0 and a line saying so
+    (`cli`). A second SIGTERM ends the process at once. Only the main thread can set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def requested(signum: int, frame) -> None:
+        if _STOP.is_set():  # a second one: at once
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        _STOP.set()
+        raise StopRequested
+
+    signal.signal(signal.SIGTERM, requested)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+STOPPED = "[streaming] stopped: a stop was requested (SIGTERM); the next start resumes from the checkpoint"
 
 
 def cli(argv: list[str] | None = None) -> int:
-    """The process's entry point (`python -m streaming`, `spark-submit jobs/stream.py`)."""
+    """The process's entry point (`python -m streaming`, `spark-submit jobs/stream.py`). A requested
+    stop (SIGTERM) exits 0 and says so, whatever the engine's shutdown raised after it."""
     try:
-        return guarded(main, argv)
-    finally:
+        with stop_on_sigterm():
+            code = guarded(main, argv)
+    except BaseException:
+        if not _STOP.is_set():
+            raise
+        code = 0
+    try:
         close_state_stores()
+    except Exception:  # after a stop the JVM may be gone: nothing is left to close
+        if not _STOP.is_set():
+            raise
+    if _STOP.is_set():
+        print(STOPPED, file=sys.stderr, flush=True)
+        return 0
+    return code

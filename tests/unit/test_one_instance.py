@@ -31,7 +31,7 @@ def started(monkeypatch) -> list[bool]:
     """What `run` went on to do once it passed its checks (no Spark here)."""
     calls: list[bool] = []
 
-    def the_job(settings, knobs, standby, lock, take_over_held=False):
+    def the_job(settings, knobs, standby, lock, take_over_held=False, new_lake=False):
         calls.append(take_over_held)
         return 0
 
