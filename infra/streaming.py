@@ -60,6 +60,23 @@ def by_lease(settings: Settings):
     return held if held is not None and held.holder.startswith("the stream") else None
 
 
+def instance(held) -> dict | None:
+    """The running instance as the lease names it, for status: its pid, host and epoch (the number
+    a newer instance's fence is above), or None when no stream holds the lease."""
+    import re
+
+    if held is None:
+        return None
+    found = re.search(r" on (?P<host>\S+) pid (?P<pid>\d+)", held.holder)
+    return {
+        "pid": int(found["pid"]) if found else None,
+        "host": found["host"] if found else None,
+        "epoch": held.epoch,
+        "renewed_until": held.until,
+        "holder": held.holder,
+    }
+
+
 def _local_pid(held) -> int | None:
     """The holder's process, when it runs on this machine."""
     import re
@@ -215,6 +232,7 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
         "kafka": kafka,
         "queries": queries,
         "lease_holder": str(held) if held else None,  # whoever runs it, however it was started
+        "instance": instance(held),  # its pid, host and epoch
         "poison_records_isolated": poison["records"],
         "last_isolation": poison["isolations"][-1] if poison["isolations"] else None,
     }
@@ -224,6 +242,7 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
     rows: list[tuple[str, object]] = [
         ("streaming job", state),
         *started,
+        *([("instance", _instance_line(report["instance"]))] if held else []),
         *([("lease", str(held))] if held else []),
         ("standby", "waiting" if report["standby"] else "none (make stream-standby)"),
     ]
@@ -243,6 +262,11 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
     rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
     rows.append(("log", home(settings) / "streaming.log"))
     return Status(up, report, rows)
+
+
+def _instance_line(found: dict) -> str:
+    where = f"pid {found['pid']} on {found['host']}" if found["pid"] is not None else found["holder"]
+    return f"{where}, epoch {found['epoch']}"
 
 
 def lake_state(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:

@@ -36,7 +36,13 @@ def test_a_stream_started_by_hand_is_seen_stopped_and_exits_0(pipeline, monkeypa
             time.sleep(1)
         assert streaming.running(pipeline), "a stream holding the lake's lease runs, however it was started"
         assert str(driver.pid) in streaming.by_lease(pipeline).holder
-        assert streaming.status(pipeline).report["lease_holder"].startswith("the stream on ")
+        seen = streaming.status(pipeline)
+        assert seen.report["lease_holder"].startswith("the stream on ")
+        held = streaming.by_lease(pipeline)
+        assert seen.report["instance"]["pid"] == driver.pid and seen.report["instance"]["epoch"] == held.epoch
+        assert (
+            dict(seen.rows)["instance"] == f"pid {driver.pid} on {seen.report['instance']['host']}, epoch {held.epoch}"
+        )
         (first,) = begun(pipeline)  # a first start: recorded in the lake
         assert first["how"] == "a first start: an empty lake, no checkpoint" and str(driver.pid) in first["by"]
         assert streaming.stop(pipeline)  # SIGTERM to the driver, then its exit awaited

@@ -48,3 +48,17 @@ def test_a_kafka_cluster_id_never_reads_as_an_option(monkeypatch):
     ids = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
     monkeypatch.setattr(kafka.uuid, "uuid4", lambda: next(ids))
     assert kafka._cluster_id() == "AQEBAQEBAQEBAQEBAQEBAQ"
+
+
+def test_the_running_instance_is_named_by_its_pid_host_and_epoch():
+    """`make stream-status` (and --json) name the stream's pid and epoch, as the lease holds them."""
+    from eo.runtime.fencing import HeldBy
+    from infra import streaming
+
+    held = HeldBy("the stream on box-1 pid 4242 since 2026-12-06 16:00:00 UTC", 17, 1_796_000_000.0)
+    found = streaming.instance(held)
+    assert (found["pid"], found["host"], found["epoch"]) == (4242, "box-1", 17)
+    assert streaming._instance_line(found) == "pid 4242 on box-1, epoch 17"
+    other = streaming.instance(HeldBy("an EMR Serverless job run 00abc", 3, 1_796_000_000.0))
+    assert other["pid"] is None and streaming._instance_line(other) == "an EMR Serverless job run 00abc, epoch 3"
+    assert streaming.instance(None) is None
