@@ -138,7 +138,7 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 # failure stops make test before the suite starts (docs/testing.md).
 TEST_TOOLS := lint setup checkov-venv mwaa-venv terraform-tool
 SETUP_JOBS ?= 4
-test-tools: ## what make test needs, in parallel, and the lint (make -j$(SETUP_JOBS))
+test-tools: ## what make test needs, installed side by side (make -j), and the lint
 	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(TEST_TOOLS)
 
 # Two workers (pytest-xdist), a test file each at a time: many tests wait on servers and
@@ -157,7 +157,7 @@ bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at
 	$(PYTHON) -m pytest -m bench $(PYTEST_ARGS)
 
 test-fast: setup ## the inner loop: every unit test that is not slow (no server, no subprocess; budget 5 min)
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) -m 'unit and not slow' $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'unit and not slow' $(PYTEST_ARGS)
 
 test-unit: setup ## all the unit tests, the slow ones included (no server, no subprocess)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)
