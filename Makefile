@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test bench-check test-unit lint fmt chaos bench flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars class-archive data-docs-assets lock demo test test-tools bench-check test-unit test-fast lint fmt chaos bench flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -24,14 +24,22 @@ system: ## Debian packages the platform needs (Java 17, Maven), only when missin
 	@bash infra/system-packages.sh
 
 venv: $(VENV)/.installed ## the Python venv from requirements.lock
-$(VENV)/.installed: requirements.lock
+# Order-only on `system`: under make -j (make test) no install starts before Python, Java and
+# Maven are there, and a venv or jar already made is not made again because `system` ran.
+$(VENV)/.installed: requirements.lock | system
 	@test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	@echo "installing Python packages from requirements.lock (a few minutes the first time)"
 	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
 	@touch $@
 
 jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/aws-emr/.resolved $(JARS)/reader/.resolved ## the jars Spark, Kafka, S3, EMR (and its smoke's S3A) and the strict reading need (Maven, into .cache/jars)
-$(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
+# One Maven at a time, even under make -j (make test): two resolutions writing the same local
+# repository (~/.m2) at once can leave a half-written artifact. The venvs install beside them.
+$(JARS)/kafka/.resolved: | $(JARS)/spark/.resolved
+$(JARS)/aws/.resolved: | $(JARS)/kafka/.resolved
+$(JARS)/reader/.resolved: | $(JARS)/aws/.resolved
+$(JARS)/aws-emr/.resolved: | $(JARS)/emr/.resolved
+$(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml | system
 	@echo "resolving $* jars with Maven into $(JARS)/$*"
 	@rm -rf $(JARS)/$* && mkdir -p $(JARS)/$*
 	@$(MVN) -f infra/maven/$*/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=$(JARS)/$*
@@ -41,7 +49,7 @@ $(JARS)/%/.resolved: infra/maven/%/pom.xml infra/maven/settings.xml
 # Its pom compiles into .cache/build/reader; only the jar goes to $(JARS)/reader.
 # Its folders too: a source removed changes only its folder's time.
 READER_SOURCES := $(shell find jvm/reader/src -name '*.java' -o -type d)
-$(JARS)/reader/.resolved: infra/maven/reader/pom.xml infra/maven/settings.xml $(READER_SOURCES)
+$(JARS)/reader/.resolved: infra/maven/reader/pom.xml infra/maven/settings.xml $(READER_SOURCES) | system
 	@echo "building the reader jar with Maven into $(JARS)/reader"
 	@rm -rf $(JARS)/reader && mkdir -p $(JARS)/reader
 	@$(MVN) -f infra/maven/reader/pom.xml clean package
@@ -76,7 +84,7 @@ demo: setup ## start Kafka, produce 1M events, stream, rebuild, verify, print th
 
 CHECKOV := .cache/checkov-venv/bin/checkov
 checkov-venv: $(CHECKOV) ## checkov in a venv of its own (it conflicts with Airflow's dependencies)
-$(CHECKOV): infra/checkov-requirements.txt
+$(CHECKOV): infra/checkov-requirements.txt | system
 	@rm -rf .cache/checkov-venv && $(PY) -m venv .cache/checkov-venv
 	@.cache/checkov-venv/bin/pip install -q --disable-pip-version-check -r infra/checkov-requirements.txt
 
@@ -90,7 +98,7 @@ MWAA_VENV := .cache/mwaa-venv
 MWAA_PY_VERSION := $(shell python3 -c "import json; print(json.load(open('infra/cloud-versions.json'))['airflow_python'])")
 MWAA_PY ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/$(MWAA_PY_VERSION).*/bin/python$(MWAA_PY_VERSION)) python$(MWAA_PY_VERSION))
 mwaa-venv: $(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION) ## the Airflow MWAA runs ($(MWAA_AIRFLOW), Python $(MWAA_PY_VERSION)) with MWAA's requirements and constraints, in a venv of its own
-$(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt)
+$(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt) | system
 	@$(MWAA_PY) -c "import sys; assert sys.version.startswith('$(MWAA_PY_VERSION).'), sys.version" 2>/dev/null || \
 	  { echo "error: no Python $(MWAA_PY_VERSION) (MWAA's) at $(MWAA_PY): install it, or name one with MWAA_PY=..." >&2; exit 3; }
 	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, on Python $(MWAA_PY_VERSION), into $(MWAA_VENV) (a few minutes the first time)"
@@ -103,7 +111,7 @@ $(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terrafor
 
 FLINK_PY := .cache/flink-venv/bin/python
 flink-venv: $(FLINK_PY) ## PyFlink 2.3 in a venv of its own (for make bench)
-$(FLINK_PY): infra/flink-requirements.txt
+$(FLINK_PY): infra/flink-requirements.txt | system
 	@rm -rf .cache/flink-venv && $(PY) -m venv .cache/flink-venv
 	@echo "installing PyFlink into .cache/flink-venv"
 	@.cache/flink-venv/bin/pip install -q --disable-pip-version-check -r infra/flink-requirements.txt
@@ -130,10 +138,18 @@ terraform-tool: ## terraform (or OpenTofu, built from the Go module proxy when n
 	@command -v terraform >/dev/null || command -v tofu >/dev/null || test -x .cache/go/bin/tofu || \
 	  { echo "building OpenTofu from the Go module proxy"; GOBIN=$(CURDIR)/.cache/go/bin go install github.com/opentofu/opentofu/cmd/tofu@v1.10.6; }
 
+# What the suite needs, installed side by side (make -j): the venv, the jars (one Maven at a time),
+# checkov's and MWAA's venvs, terraform. The lint runs as soon as the venv is there: a lint
+# failure stops make test before the suite starts (docs/testing.md).
+TEST_TOOLS := lint setup checkov-venv mwaa-venv terraform-tool
+SETUP_JOBS ?= 4
+test-tools: ## what make test needs, installed side by side (make -j), and the lint
+	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(TEST_TOOLS)
+
 # Two workers (pytest-xdist), a test file each at a time: many tests wait on servers and
 # subprocesses, so two share the machine's two cores (docs/testing.md).
 TEST_WORKERS ?= 2
-test: setup checkov-venv mwaa-venv terraform-tool ## the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
+test: test-tools ## the lint, then the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~35 min)
@@ -145,7 +161,10 @@ bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~40 m
 bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at toy sizes, the report's schema (~15 min)
 	$(PYTHON) -m pytest -m bench $(PYTEST_ARGS)
 
-test-unit: setup ## unit tests only: no server, no subprocess (~5 min)
+test-fast: setup ## the inner loop: every unit test that is not slow (no server, no subprocess; budget 5 min)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'unit and not slow' $(PYTEST_ARGS)
+
+test-unit: setup ## all the unit tests, the slow ones included (no server, no subprocess)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)
 
 lint: venv ## ruff check and format check; no measured time in a comment or docstring (infra/lint_figures.py)

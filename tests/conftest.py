@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
@@ -26,6 +29,13 @@ os.environ.update(
         "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[2]"}',
     }
 )
+
+# Hypothesis: on CI (CI=true, as .ci/run runs) the examples are derived from each test's name, the
+# same every run, so a red CI is never a draw that the next run does not make again; on a developer's
+# machine they are drawn at random, exploring further each run. Each test keeps its own number of
+# examples. HYPOTHESIS_PROFILE=ci makes CI's examples locally (docs/testing.md).
+hypothesis.settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 # py4j logs at INFO when its connections are collected at interpreter exit, after pytest has
 # closed the stream Airflow's root handler writes to: a 'Logging error' traceback on every run.
@@ -162,27 +172,57 @@ def pipeline(tmp_path, kafka) -> Settings:
     return settings
 
 
-@pytest.fixture(scope="session")
-def two_day_lake(spark, tmp_path_factory) -> Settings:
-    """Two days of clickstream (from 2026-11-05) streamed into bronze, silver and gold by the real
-    streaming query in two micro-batches: what the Airflow DAGs rebuild and verify."""
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name`, built by `build(folder)` once per run however many xdist workers ask
+    (xdist's recipe: the run's common temp folder and a file lock). The first worker to ask builds
+    it while the others wait on the lock, then all read the same folder: copy it before changing
+    it. A build that raises leaves nothing marked built, and the next worker to ask tries again
+    (and fails the same way, in its own tests)."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # pytest-N/popen-gwK -> pytest-N, shared by the run's workers
+    folder, done = base / name, base / f"{name}.built"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+TWO_DAY_TOPIC = "t-two-day-lake"  # the same in every copy: the settings of a copy name its rows' topic
+
+
+def _stream_two_days(spark, root: Path) -> None:
     from producer.generator import ClickstreamGenerator
     from tests.helpers import BASE, prepare_lake, records, stream
 
-    settings = lake_settings(tmp_path_factory.mktemp("two-day-lake"))
+    settings = lake_settings(root, topic=TWO_DAY_TOPIC)
     generator = ClickstreamGenerator(seed=5, start=BASE, span_hours=48, total_events=3000, users=60)
     rows = records(m.value for m in generator.messages())
     prepare_lake(spark, settings)
     half = len(rows) // 2
     stream(spark, settings, [rows[:half], rows[half:]])
-    return settings
+
+
+@pytest.fixture(scope="session")
+def two_day_lake(spark, tmp_path_factory) -> Settings:
+    """Two days of clickstream (from 2026-11-05) streamed into bronze, silver and gold by the real
+    streaming query in two micro-batches: what the Airflow DAGs rebuild and verify. Streamed once
+    per run (`built_once`); each worker gets a copy of its own, which its tests may change."""
+    shared = built_once(tmp_path_factory, "two-day-lake", lambda root: _stream_two_days(spark, root))
+    mine = tmp_path_factory.mktemp("two-day-lake")
+    shutil.copytree(shared, mine, dirs_exist_ok=True)
+    return lake_settings(mine, topic=TWO_DAY_TOPIC)
 
 
 @pytest.fixture(scope="session")
 def postgres():
     """A real PostgreSQL server (Debian's packages) on its own port, in a scratch folder."""
-    import shutil
-
     from infra.postgres import Postgres
 
     home = Path(tempfile.mkdtemp(prefix="eo-pg-tests-"))  # under /tmp: the server user can reach it

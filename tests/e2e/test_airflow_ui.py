@@ -5,7 +5,10 @@ names the day each run covers in its run id), then tamper with one gold row and 
 the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt
 (skipped, not failed), try to rebuild a day in the future (refused) and kill the scheduler (the
 watchdog starts it again, and "Component restarts" lists it). Each step asserts what the UI shows
-and keeps a screenshot under reports/e2e/. Everything started here is stopped here."""
+and keeps a screenshot under reports/e2e/. Each step is a test of its own, in this file's order, on
+one Airflow and one browser (module fixtures): a step that fails no longer hides the steps after it,
+and a step that needs what an earlier one made is skipped naming it. Everything started here is
+stopped here."""
 
 import datetime as dt
 import json
@@ -14,7 +17,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from delta.tables import DeltaTable
@@ -170,157 +175,202 @@ def tamper_one_row(spark, settings, day: dt.datetime) -> str:
     return victim.campaign_id
 
 
-@pytest.mark.timeout(1800)  # a walk of ~16 min on 2 cores, fixtures included
-def test_the_day_of_a_new_user(spark, airflow, walk_lake):
+@dataclass
+class Walk:
+    """One browser, logged in, shared by the walk's steps (one test each, in the file's order), and
+    what a step found that a later one builds on. A step whose premise an earlier step did not
+    record is skipped naming that step: the earlier step's failure is the one to read."""
+
+    page: Any
+    api: Api
+    url: str
+    shots: list[Path] = field(default_factory=list)
+    found: dict[str, Any] = field(default_factory=dict)
+
+    def shoot(self, name: str) -> None:
+        self.shots.append(shoot(self.page, name))
+
+    def need(self, key: str, step: str) -> Any:
+        if key not in self.found:
+            pytest.skip(f"needs {key}, which {step} records: read that test's failure first")
+        return self.found[key]
+
+
+@pytest.fixture(scope="module")
+def walk(airflow):
     from playwright.sync_api import sync_playwright
 
-    started, api, url, shots = time.monotonic(), Api(airflow), airflow.url, []
-    # Unpausing rebuild_derived starts its scheduled run for yesterday; the backfill adds the day before.
-    yesterday = dt.datetime.combine(dt.datetime.now(UTC).date(), dt.time()) - dt.timedelta(days=1)
-    day_before = yesterday - dt.timedelta(days=1)
-    y, b = f"{yesterday:%Y-%m-%d}", f"{day_before:%Y-%m-%d}"
+    started = time.monotonic()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            login(page, url, USER, airflow.password())
-            listed = dag_ids_listed(page, url)
-            assert {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"} <= set(listed)
-            # At a glance: verify_agreement's description names both of its triggers.
-            hover_description(page, "verify_agreement", "After each rebuild, and daily at 06:00 UTC")
-            shots.append(shoot(page, "0-dag-list"))
-
-            # 1. Rebuild a day: its logical date (any time of the day) names it, and so does the
-            # run id, in the runs list.
-            now = dt.datetime.now(UTC)
-            trigger_with_params(
-                page, url, "rebuild_derived", {}, logical_date=D5.replace(hour=now.hour, minute=now.minute)
-            )
-            (manual,) = api.wait("rebuild_derived", at_least(1), "manual")
-            assert manual["state"] == "success", manual
-            assert manual["dag_run_id"].startswith("manual__2026-11-05_"), manual
-            assert manual["logical_date"][:10] == "2026-11-05" and manual["data_interval_start"][:10] == "2026-11-05"
-            note_shown(page, url, "rebuild_derived", manual, "rebuilds 2026-11-05 into rebuild")
-            shots.append(shoot(page, "1-named-day-run"))
-            run_ids_listed(page, url, "rebuild_derived", ["manual__2026-11-05_", f"scheduled__{y}T00:00:00"])
-            shots.append(shoot(page, "1b-rebuild-runs-named-by-day"))
-
-            # 2. Verification of what was rebuilt, 11-05 and yesterday, passes: never the span
-            # between them, where 11-06 has events that were not rebuilt.
-            # Each rebuild starts the verification of its day, named after the day and the rebuild.
-            verified = api.wait("verify_agreement", noted("2026-11-05", y))
-            assert all(r["state"] == "success" for r in verified), verified
-            assert not any("2026-11-06" in (r["note"] or "") for r in verified), verified
-            ids = {r["dag_run_id"] for r in verified}
-            assert f"rebuilt__2026-11-05_by_{manual['dag_run_id']}" in ids, ids
-            assert f"rebuilt__{y}_by_scheduled__{y}T00:00:00+00:00" in ids, ids
-            note_shown(page, url, "verify_agreement", verified[-1], verified[-1]["note"])
-            shots.append(shoot(page, "2-verify-non-adjacent-days-passed"))
-
-            # 3. Two backfills at once (Airflow allows one per DAG): rebuild the day before yesterday
-            # and yesterday with "All Runs" (yesterday had a run), and, while that runs, maintain
-            # the lake for the Sunday two weeks back. lake_maintenance is paused: the form's
-            # "Unpause on trigger", ticked by default, unpauses it (a paused DAG's backfill stays
-            # queued), and the catch-up run that unpausing creates is skipped by check_window.
-            asked = api.now()
-            trigger_backfill(page, url, "rebuild_derived", day_before, yesterday, reprocess="All Runs")
-            sunday = yesterday - dt.timedelta(days=(yesterday.weekday() + 1) % 7 + 7)
-            trigger_backfill(page, url, "lake_maintenance", sunday, sunday + dt.timedelta(hours=23))
-            rebuilt = api.wait("rebuild_derived", lambda runs: noted(b, y)(after(runs, asked)))
-            maintained = api.wait("lake_maintenance", lambda runs: any(r["run_type"] == "backfill" for r in runs))
-            (backfilled,) = [r for r in maintained if r["run_type"] == "backfill"]
-            assert backfilled["state"] == "success" and backfilled["logical_date"][:10] == f"{sunday:%Y-%m-%d}", (
-                maintained
-            )
-            states = api.task_states("lake_maintenance", backfilled["dag_run_id"])
-            assert set(states.values()) == {"success"}, states  # OPTIMIZE and VACUUM ran: a backfill is asked for
-            assert all(r["state"] == "success" for r in maintained), maintained
-            again = after(rebuilt, asked)
-            assert sorted(r["note"] for r in again) == [f"rebuilds {b} into rebuild", f"rebuilds {y} into rebuild"], (
-                again
-            )
-            assert all(r["state"] == "success" for r in again), again
-            # Run id, logical date and note name the day each run rebuilt: the new run for the day
-            # before is the backfill's, yesterday's is its scheduled run, reprocessed ("All Runs").
-            assert sorted((r["dag_run_id"], r["logical_date"][:10], r["note"]) for r in again) == [
-                (f"backfill__{b}T00:00:00+00:00", b, f"rebuilds {b} into rebuild"),
-                (f"scheduled__{y}T00:00:00+00:00", y, f"rebuilds {y} into rebuild"),
-            ], again
-            run_ids_listed(page, url, "rebuild_derived", [f"backfill__{b}T00:00:00", f"scheduled__{y}T00:00:00"])
-            page.get_by_text("Backfill").first.wait_for()
-            shots.append(shoot(page, "3-backfill-runs"))
-            page.goto(f"{url}/dags/lake_maintenance/runs")
-            page.get_by_text("Backfill").first.wait_for()
-            shots.append(shoot(page, "3b-maintenance-backfill-beside-it"))
-            before = len(verified)
-            verified = api.wait("verify_agreement", lambda runs: noted(b)(runs[before:]))
-            assert all(r["state"] == "success" for r in verified), verified
-            assert f"rebuilt__{b}_by_backfill__{b}T00:00:00+00:00" in {r["dag_run_id"] for r in verified}, verified
-            # The verification runs list: the days they verify, first in each id.
-            run_ids_listed(page, url, "verify_agreement", [f"rebuilt__{d}_by_" for d in ("2026-11-05", b, y)])
-            shots.append(shoot(page, "3c-verify-runs-named-by-day"))
-
-            # 4. One cent on one live gold row of 11-05: verification of 11-05 fails, and the
-            # Data Docs name the table and the differing key.
-            campaign = tamper_one_row(spark, walk_lake, D5)
-            trigger_with_params(
-                page, url, "verify_agreement", {"interval": "2026-11-05T00:00:00Z/2026-11-06T00:00:00Z"}
-            )
-            failed = api.wait("verify_agreement", at_least(1), "manual")[-1]
-            # A red run stays red in the runs list: its note says so, and where to read why.
-            failed_note = "verifies 2026-11-05 · FAILED in publish_data_docs: see its last log line"
-            assert failed["state"] == "failed" and failed["note"] == failed_note, failed
-            page.goto(f"{url}/data-docs/index.html")
-            page.locator("td", has_text="campaign_minute_metrics: stream vs batch rebuild, 2026-11-05").first.wait_for()
-            shots.append(shoot(page, "4-data-docs-index"))
-            (validation,) = (Path(walk_lake.reports_root) / "data-docs" / "validations").glob(
-                f"agreement_campaign_minute_metrics/{failed['dag_run_id']}_2026-11-05/*/*.html"
-            )
-            relative = validation.relative_to(Path(walk_lake.reports_root) / "data-docs").as_posix()
-            page.goto(f"{url}/data-docs/{urllib.parse.quote(relative)}")
-            page.get_by_text("Failed Only").click()
-            page.get_by_text(campaign).first.wait_for()
-            assert page.get_by_text("stream_revenue").count() > 0
-            shots.append(shoot(page, "5-data-docs-differing-key"))
-            last_line = api.task_states("verify_agreement", failed["dag_run_id"])
-            assert last_line["publish_data_docs"] == "failed" and last_line["verify"] == "success", last_line
-
-            # 6. A day nobody rebuilt (11-06): "not rebuilt", a skip, never a FAILED "extra".
-            trigger_with_params(
-                page, url, "verify_agreement", {"interval": "2026-11-06T00:00:00Z/2026-11-07T00:00:00Z"}
-            )
-            skipped = api.wait("verify_agreement", at_least(2), "manual")[-1]
-            assert skipped["state"] == "success" and skipped["note"] == "verifies 2026-11-06", skipped
-            states = api.task_states("verify_agreement", skipped["dag_run_id"])
-            # pick_interval answers it from the Delta logs: verify starts no Spark driver, skipped.
-            assert states == {"pick_interval": "success", "verify": "skipped", "publish_data_docs": "skipped"}, states
-            note_shown(page, url, "verify_agreement", skipped, "verifies 2026-11-06")
-            shots.append(shoot(page, "6-never-rebuilt-day-skipped"))
-
-            # 7. A day in the future: refused when triggered, in the form (Airflow would hold a run
-            # dated in the future until then, the DAG's one active run taken); no run is made.
-            ahead = dt.datetime.now(UTC).replace(second=0, microsecond=0, tzinfo=None) + dt.timedelta(days=3)
-            future = f"{ahead:%Y-%m-%d}"
-            runs_before = len(api.runs("rebuild_derived"))
-            trigger_with_params(
-                page, url, "rebuild_derived", {}, logical_date=ahead, refused=f"{future} is in the future"
-            )
-            shots.append(shoot(page, "7-future-day-refused"))
-            assert len(api.runs("rebuild_derived")) == runs_before
-
-            # 8. The scheduler dies: the watchdog starts it again within seconds, and says so.
-            killed = process.kill(airflow.pid_file("scheduler"))
-            process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 60, "scheduler back")
-            assert airflow.running()["scheduler"]
-            assert process.group(killed) == []  # its executor's workers and log server went too
-            assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
-            page.goto(f"{url}/platform/restarts")  # "Component restarts" in the navigation
-            page.get_by_text("1 restart(s)").wait_for()
-            assert page.get_by_role("cell", name="scheduler").count() == 1
-            shots.append(shoot(page, "8-scheduler-restarted"))
+            login(page, airflow.url, USER, airflow.password())
+            walk = Walk(page, Api(airflow), airflow.url)
+            yield walk
         finally:
             browser.close()
-    print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in shots]}")
+    print(f"the day of a new user: {time.monotonic() - started:.0f} s; screenshots {[str(s) for s in walk.shots]}")
+
+
+def days() -> tuple[str, str]:
+    """Yesterday and the day before (UTC): unpausing rebuild_derived starts its scheduled run for
+    yesterday; the backfill adds the day before."""
+    yesterday = dt.datetime.combine(dt.datetime.now(UTC).date(), dt.time()) - dt.timedelta(days=1)
+    return f"{yesterday:%Y-%m-%d}", f"{yesterday - dt.timedelta(days=1):%Y-%m-%d}"
+
+
+def test_0_the_dag_list_shows_the_platform_and_verify_agreements_triggers(walk):
+    listed = dag_ids_listed(walk.page, walk.url)
+    assert {"rebuild_derived", "verify_agreement", "stream_supervisor", "lake_maintenance"} <= set(listed)
+    # At a glance: verify_agreement's description names both of its triggers.
+    hover_description(walk.page, "verify_agreement", "After each rebuild, and daily at 06:00 UTC")
+    walk.shoot("0-dag-list")
+
+
+def test_1_a_rebuild_is_named_by_its_logical_date(walk):
+    """Its logical date (any time of the day) names the day, and so does the run id, in the runs list."""
+    page, api, url = walk.page, walk.api, walk.url
+    y, _ = days()
+    now = dt.datetime.now(UTC)
+    trigger_with_params(page, url, "rebuild_derived", {}, logical_date=D5.replace(hour=now.hour, minute=now.minute))
+    (manual,) = api.wait("rebuild_derived", at_least(1), "manual")
+    assert manual["state"] == "success", manual
+    assert manual["dag_run_id"].startswith("manual__2026-11-05_"), manual
+    assert manual["logical_date"][:10] == "2026-11-05" and manual["data_interval_start"][:10] == "2026-11-05"
+    walk.found["the rebuild of 2026-11-05"] = manual
+    note_shown(page, url, "rebuild_derived", manual, "rebuilds 2026-11-05 into rebuild")
+    walk.shoot("1-named-day-run")
+    run_ids_listed(page, url, "rebuild_derived", ["manual__2026-11-05_", f"scheduled__{y}T00:00:00"])
+    walk.shoot("1b-rebuild-runs-named-by-day")
+
+
+def test_2_verification_of_non_adjacent_rebuilt_days_passes(walk):
+    """Verification of what was rebuilt, 11-05 and yesterday, passes: never the span between them,
+    where 11-06 has events that were not rebuilt. Each rebuild starts the verification of its day,
+    named after the day and the rebuild."""
+    manual = walk.need("the rebuild of 2026-11-05", "test_1")
+    api, y = walk.api, days()[0]
+    verified = api.wait("verify_agreement", noted("2026-11-05", y))
+    assert all(r["state"] == "success" for r in verified), verified
+    assert not any("2026-11-06" in (r["note"] or "") for r in verified), verified
+    ids = {r["dag_run_id"] for r in verified}
+    assert f"rebuilt__2026-11-05_by_{manual['dag_run_id']}" in ids, ids
+    assert f"rebuilt__{y}_by_scheduled__{y}T00:00:00+00:00" in ids, ids
+    note_shown(walk.page, walk.url, "verify_agreement", verified[-1], verified[-1]["note"])
+    walk.shoot("2-verify-non-adjacent-days-passed")
+
+
+def test_3_two_backfills_at_once_name_their_days(walk):
+    """Two backfills at once (Airflow allows one per DAG): rebuild the day before yesterday and
+    yesterday with "All Runs" (yesterday had a run), and, while that runs, maintain the lake for
+    the Sunday two weeks back. lake_maintenance is paused: the form's "Unpause on trigger", ticked
+    by default, unpauses it (a paused DAG's backfill stays queued), and the catch-up run that
+    unpausing creates is skipped by check_window."""
+    page, api, url = walk.page, walk.api, walk.url
+    y, b = days()
+    yesterday = dt.datetime.strptime(y, "%Y-%m-%d")
+    asked = api.now()
+    trigger_backfill(page, url, "rebuild_derived", yesterday - dt.timedelta(days=1), yesterday, reprocess="All Runs")
+    sunday = yesterday - dt.timedelta(days=(yesterday.weekday() + 1) % 7 + 7)
+    trigger_backfill(page, url, "lake_maintenance", sunday, sunday + dt.timedelta(hours=23))
+    rebuilt = api.wait("rebuild_derived", lambda runs: noted(b, y)(after(runs, asked)))
+    maintained = api.wait("lake_maintenance", lambda runs: any(r["run_type"] == "backfill" for r in runs))
+    (backfilled,) = [r for r in maintained if r["run_type"] == "backfill"]
+    assert backfilled["state"] == "success" and backfilled["logical_date"][:10] == f"{sunday:%Y-%m-%d}", maintained
+    states = api.task_states("lake_maintenance", backfilled["dag_run_id"])
+    assert set(states.values()) == {"success"}, states  # OPTIMIZE and VACUUM ran: a backfill is asked for
+    assert all(r["state"] == "success" for r in maintained), maintained
+    again = after(rebuilt, asked)
+    assert sorted(r["note"] for r in again) == [f"rebuilds {b} into rebuild", f"rebuilds {y} into rebuild"], again
+    assert all(r["state"] == "success" for r in again), again
+    # Run id, logical date and note name the day each run rebuilt: the new run for the day before
+    # is the backfill's, yesterday's is its scheduled run, reprocessed ("All Runs").
+    assert sorted((r["dag_run_id"], r["logical_date"][:10], r["note"]) for r in again) == [
+        (f"backfill__{b}T00:00:00+00:00", b, f"rebuilds {b} into rebuild"),
+        (f"scheduled__{y}T00:00:00+00:00", y, f"rebuilds {y} into rebuild"),
+    ], again
+    run_ids_listed(page, url, "rebuild_derived", [f"backfill__{b}T00:00:00", f"scheduled__{y}T00:00:00"])
+    page.get_by_text("Backfill").first.wait_for()
+    walk.shoot("3-backfill-runs")
+    page.goto(f"{url}/dags/lake_maintenance/runs")
+    page.get_by_text("Backfill").first.wait_for()
+    walk.shoot("3b-maintenance-backfill-beside-it")
+    verified = api.wait("verify_agreement", lambda runs: noted(b)(after(runs, asked)))
+    assert all(r["state"] == "success" for r in verified), verified
+    assert f"rebuilt__{b}_by_backfill__{b}T00:00:00+00:00" in {r["dag_run_id"] for r in verified}, verified
+    # The verification runs list: the days they verify, first in each id.
+    run_ids_listed(page, url, "verify_agreement", [f"rebuilt__{d}_by_" for d in ("2026-11-05", b, y)])
+    walk.shoot("3c-verify-runs-named-by-day")
+
+
+def test_4_a_tampered_gold_row_fails_verification_and_the_data_docs_name_it(spark, walk, walk_lake):
+    """One cent on one live gold row of 11-05: verification of 11-05 fails, and the Data Docs name
+    the table and the differing key. A red run stays red in the runs list: its note says so, and
+    where to read why."""
+    walk.need("the rebuild of 2026-11-05", "test_1")
+    page, api, url = walk.page, walk.api, walk.url
+    campaign = tamper_one_row(spark, walk_lake, D5)
+    asked = api.now()
+    trigger_with_params(page, url, "verify_agreement", {"interval": "2026-11-05T00:00:00Z/2026-11-06T00:00:00Z"})
+    (failed,) = after(api.wait("verify_agreement", lambda runs: after(runs, asked), "manual"), asked)
+    failed_note = "verifies 2026-11-05 · FAILED in publish_data_docs: see its last log line"
+    assert failed["state"] == "failed" and failed["note"] == failed_note, failed
+    page.goto(f"{url}/data-docs/index.html")
+    page.locator("td", has_text="campaign_minute_metrics: stream vs batch rebuild, 2026-11-05").first.wait_for()
+    walk.shoot("4-data-docs-index")
+    (validation,) = (Path(walk_lake.reports_root) / "data-docs" / "validations").glob(
+        f"agreement_campaign_minute_metrics/{failed['dag_run_id']}_2026-11-05/*/*.html"
+    )
+    relative = validation.relative_to(Path(walk_lake.reports_root) / "data-docs").as_posix()
+    page.goto(f"{url}/data-docs/{urllib.parse.quote(relative)}")
+    page.get_by_text("Failed Only").click()
+    page.get_by_text(campaign).first.wait_for()
+    assert page.get_by_text("stream_revenue").count() > 0
+    walk.shoot("5-data-docs-differing-key")
+    last_line = api.task_states("verify_agreement", failed["dag_run_id"])
+    assert last_line["publish_data_docs"] == "failed" and last_line["verify"] == "success", last_line
+
+
+def test_6_a_day_nobody_rebuilt_is_skipped_not_failed(walk):
+    """11-06: "not rebuilt", a skip, never a FAILED "extra". pick_interval answers it from the
+    Delta logs: verify starts no Spark driver."""
+    page, api, url = walk.page, walk.api, walk.url
+    asked = api.now()
+    trigger_with_params(page, url, "verify_agreement", {"interval": "2026-11-06T00:00:00Z/2026-11-07T00:00:00Z"})
+    (skipped,) = after(api.wait("verify_agreement", lambda runs: after(runs, asked), "manual"), asked)
+    assert skipped["state"] == "success" and skipped["note"] == "verifies 2026-11-06", skipped
+    states = api.task_states("verify_agreement", skipped["dag_run_id"])
+    assert states == {"pick_interval": "success", "verify": "skipped", "publish_data_docs": "skipped"}, states
+    note_shown(page, url, "verify_agreement", skipped, "verifies 2026-11-06")
+    walk.shoot("6-never-rebuilt-day-skipped")
+
+
+def test_7_a_day_in_the_future_is_refused_in_the_form(walk):
+    """Refused when triggered (Airflow would hold a run dated in the future until then, the DAG's
+    one active run taken); no run is made."""
+    page, api, url = walk.page, walk.api, walk.url
+    ahead = dt.datetime.now(UTC).replace(second=0, microsecond=0, tzinfo=None) + dt.timedelta(days=3)
+    runs_before = len(api.runs("rebuild_derived"))
+    refused = f"{ahead:%Y-%m-%d} is in the future"
+    trigger_with_params(page, url, "rebuild_derived", {}, logical_date=ahead, refused=refused)
+    walk.shoot("7-future-day-refused")
+    assert len(api.runs("rebuild_derived")) == runs_before
+
+
+def test_8_a_killed_scheduler_is_started_again_and_listed(airflow, walk):
+    """The watchdog starts it again within seconds, and "Component restarts" says so. Last of the
+    walk: it kills a component the steps before it use."""
+    page, url = walk.page, walk.url
+    killed = process.kill(airflow.pid_file("scheduler"))
+    process.wait_for(lambda: process.read_pid(airflow.pid_file("scheduler")) != killed, 60, "scheduler back")
+    assert airflow.running()["scheduler"]
+    assert process.group(killed) == []  # its executor's workers and log server went too
+    assert [r["component"] for r in airflow.restarts()] == ["scheduler"]
+    page.goto(f"{url}/platform/restarts")  # "Component restarts" in the navigation
+    page.get_by_text("1 restart(s)").wait_for()
+    assert page.get_by_role("cell", name="scheduler").count() == 1
+    walk.shoot("8-scheduler-restarted")
 
 
 def test_the_docs_airflow_commands_run_as_written(airflow):

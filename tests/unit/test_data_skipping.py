@@ -165,7 +165,7 @@ def key(row) -> str:
 
 
 @pytest.mark.unit
-@pytest.mark.slow  # about 3 minutes: a stream run, then 707 predicates read with skipping on
+@pytest.mark.slow  # a stream run, then each predicate some row matches read with skipping on
 def test_data_skipping_keeps_every_row_of_every_live_table(spark, lake):
     prepare_lake(spark, lake)
     first, second, third = batches()
@@ -182,7 +182,7 @@ def test_data_skipping_keeps_every_row_of_every_live_table(spark, lake):
     assert None in DeltaTable(lake.table_path("quarantine")).to_pyarrow_table()["event_id"].to_pylist()
     assert None in DeltaTable(lake.table_path("bronze")).to_pyarrow_table()["key"].to_pylist()
 
-    checked = skipped = 0
+    checked = skipped = vacuous = 0
     report = {}
     for table in LIVE:
         path = lake.table_path(table.name)
@@ -198,6 +198,9 @@ def test_data_skipping_keeps_every_row_of_every_live_table(spark, lake):
             chosen += predicates(column, values, bounded)
         stats = {name_of(a["path"]): a for a in pa.table(DeltaTable(path).get_add_actions(flatten=True)).to_pylist()}
         for predicate, matching in zip(chosen, matches(spark, path, chosen), strict=True):
+            if not matching:  # no row to lose: skipping prunes files, never adds a row; not read again
+                vacuous += 1
+                continue
             got, read = read_skipping(spark, path, predicate, files)
             for file, row in matching:
                 assert file in read, f"{table.name}: {predicate} skipped {file} holding {row}; its stats: {stats[file]}"
@@ -205,5 +208,5 @@ def test_data_skipping_keeps_every_row_of_every_live_table(spark, lake):
             checked += 1
             skipped += files - len(read)
         report[table.name] = (files, len(chosen), sorted(columns))
-    print(f"\n{checked} predicates, {skipped} files skipped; {report}")
+    print(f"\n{checked} predicates read ({vacuous} no row matches), {skipped} files skipped; {report}")
     assert skipped > 0

@@ -97,6 +97,7 @@ def test_a_producer_keyed_by_user_with_changed_copies_stream_equals_rebuild(spar
     assert_stream_equals_rebuild(spark, lake)
 
 
+@pytest.mark.slow  # three stream runs, a restart and a rebuild: minutes on a loaded machine
 def test_a_user_counts_once_a_minute_wherever_its_events_land(spark, lake):
     """The user-tuple state marks one event per (campaign, type, minute, user) ever: here u1's
     events of one minute land in one batch read by two tasks, in a later batch, and after a

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from py4j.protocol import Py4JJavaError
 
+pytestmark = pytest.mark.unit
+
 CHECKPOINTS = "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 
 

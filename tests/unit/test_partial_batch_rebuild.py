@@ -118,6 +118,7 @@ def test_a_rebuild_after_a_partial_batch_leaves_every_table_at_bronzes_position(
         assert sorted_rows(spark, settings, table) == sorted_rows(spark, settings, table, "rebuild"), table.name
 
 
+@pytest.mark.slow  # two stream runs, a crash between them and a refused rebuild
 def test_an_interval_rebuild_into_main_is_refused_while_a_batch_is_partial(spark, tmp_path):
     settings = lake_settings(tmp_path)
     prepare_lake(spark, settings)

@@ -4,8 +4,12 @@ offsets goes on from its own, whatever the option says."""
 
 import datetime as dt
 
+import pytest
+
 from eo.core.tables import SEED
 from streaming.plan import seed_records
+
+pytestmark = pytest.mark.unit
 
 
 def _seed_rows(spark, settings, ids: list[str]) -> None:
