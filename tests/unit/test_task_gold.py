@@ -260,7 +260,7 @@ def test_what_the_driver_receives_is_split_by_content():
     replaced = sessionize(as_intervals(events.slice(0, 3)))
     rewritten = pa.table({"path": ["session_date=2026-11-20/part-1.parquet"]})
     out = pa.concat_tables([*gold_parts(kinded(events)), packed("R", replaced), packed("X", rewritten)])
-    sizes = part_sizes(out)
+    sizes = {k: v for k, v in part_sizes(out).items() if not k.endswith(" sums")}  # less declared tables' sums
     blobs = {part: len(out.filter(pc.equal(out["_part"], part))["_gold"][0].as_py()) for part in "MSRX"}
     assert sizes == {
         "file actions": 0,
@@ -273,7 +273,8 @@ def test_what_the_driver_receives_is_split_by_content():
     key = [("user_id", "ascending"), ("session_start", "ascending")]
     assert unpacked(out, "R").sort_by(key) == replaced.select(PARTS["R"].names).sort_by(key)
     without = pa.concat_tables(gold_parts(kinded(events)))
-    assert set(without["_part"].to_pylist()) == {"M", "S"} and part_sizes(without)["replaced session keys"] == 0
+    assert {p for p in without["_part"].to_pylist() if not p.startswith("A:")} == {"M", "S"}
+    assert part_sizes(without)["replaced session keys"] == 0
 
 
 def test_each_part_comes_back_from_its_packing_as_it_went_in():
