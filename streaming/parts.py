@@ -159,7 +159,7 @@ def part_sizes(out: pa.Table) -> dict[str, int]:
     for code in pc.unique(out["_part"].fill_null("")).to_pylist():
         if code.startswith(SUMS):
             blobs = out.filter(is_part(out, code))["_gold"]
-            sizes[f"{code[len(SUMS) :]} sums"] = int(pc.sum(pc.binary_length(blobs)).as_py() or 0)
+            sizes[f"sums of {code[len(SUMS) :]}"] = int(pc.sum(pc.binary_length(blobs)).as_py() or 0)
     return sizes
 
 

@@ -16,14 +16,10 @@ pytestmark = pytest.mark.unit
 TABLE = DECLARED["ad_hour_revenue"]
 
 
-def with_ads(events: pa.Table, rng: random.Random) -> pa.Table:
-    return events.append_column("ad_id", pa.array([f"a{rng.randint(0, 3)}" for _ in range(events.num_rows)]))
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_sums_of_any_split_add_up_to_the_whole(seed):
     rng = random.Random(seed)
-    events = with_ads(random_events(rng, 300), rng)
+    events = random_events(rng, 300)
     parts = [TABLE.transform(part) for part in spread(rng, events, 5)]
     whole = recomputed(TABLE, events).sort_by([(c, "ascending") for c in TABLE.key])
     assert added_up(TABLE, pa.concat_tables(parts)).sort_by([(c, "ascending") for c in TABLE.key]) == whole
@@ -32,7 +28,7 @@ def test_sums_of_any_split_add_up_to_the_whole(seed):
 
 def test_the_rebuild_gives_the_transforms_rows(spark):
     rng = random.Random(9)
-    events = with_ads(random_events(rng, 400), rng)
+    events = random_events(rng, 400)
     rebuilt = rows_of(TABLE, spark.createDataFrame(events.to_pandas()).repartition(3)).toArrow()
     key = [(c, "ascending") for c in TABLE.key]
     assert rebuilt.cast(recomputed(TABLE, events).schema).sort_by(key) == recomputed(TABLE, events).sort_by(key)
