@@ -100,3 +100,13 @@ def domain_of(name: str) -> list | None:
     if name == SILVER.name:
         return silver()
     return declared(DECLARED[name]) if name in DECLARED else None
+
+
+def __getattr__(name: str):
+    """Each declared gold table's domain suite by the table's name (`expectations.<table>()`), as
+    `silver()` is silver's."""
+    from eo.core.gold import DECLARED
+
+    if name in DECLARED:
+        return lambda: declared(DECLARED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
