@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from eo.core.declaration import Additive, DeclarationRefused, Domain, Explain, GoldTable, Sessions
-from eo.core.gold import DECLARED, checked
+from eo.core.gold import DECLARED, checked, discovered
 from eo.core.tables import ALL, GOLD, LIVE
 
 pytestmark = pytest.mark.unit
@@ -68,6 +68,20 @@ def test_a_set_the_platform_cannot_carry_together_is_refused():
         checked({**DECLARED, "twin": twin})
     with pytest.raises(DeclarationRefused, match="the name of a platform table"):
         checked({"silver": dataclasses.replace(GOOD, name="silver")})
+
+
+def test_a_module_without_its_declaration_is_refused(tmp_path, monkeypatch):
+    package = tmp_path / "declared_here"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "orders.py").write_text("TABLE = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(DeclarationRefused, match=r"^gold table 'orders' refused: orders.py declares no TABLE"):
+        discovered([str(package)], "declared_here")
+    (package / "orders.py").unlink()
+    (package / "refunds.py").write_text("from eo.core.gold.ad_hour_revenue import TABLE\n")
+    with pytest.raises(DeclarationRefused, match=r"declared in refunds\.py, not ad_hour_revenue\.py"):
+        discovered([str(package)], "declared_here")
 
 
 def test_every_declared_table_is_a_live_table_at_its_own_path(lake):

@@ -17,12 +17,17 @@ from eo.core.declaration import Additive, DeclarationRefused, GoldTable, Session
 from eo.core.tables import BASE
 
 
-def _discovered() -> dict[str, GoldTable]:
+def discovered(paths, package: str) -> dict[str, GoldTable]:
+    """The declarations of the modules of `package` (at `paths`), by module name."""
     found: dict[str, GoldTable] = {}
-    for module in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")):
-        declared = getattr(importlib.import_module(f"{__name__}.{module}"), "TABLE", None)
+    for module in sorted(m.name for m in pkgutil.iter_modules(paths) if not m.name.startswith("_")):
+        declared = getattr(importlib.import_module(f"{package}.{module}"), "TABLE", None)
         if not isinstance(declared, GoldTable):
-            raise DeclarationRefused(f"gold table {module!r} refused: eo/core/gold/{module}.py declares no TABLE")
+            raise DeclarationRefused(f"gold table {module!r} refused: {module}.py declares no TABLE = GoldTable(...)")
+        if declared.name != module:
+            raise DeclarationRefused(
+                f"gold table {declared.name!r} refused: declared in {module}.py, not {declared.name}.py"
+            )
         found[declared.name] = declared
     return checked(found)
 
@@ -45,7 +50,7 @@ def checked(tables: dict[str, GoldTable]) -> dict[str, GoldTable]:
     return tables
 
 
-DECLARED: dict[str, GoldTable] = _discovered()
+DECLARED: dict[str, GoldTable] = discovered(__path__, __name__)
 
 
 def sessions_table() -> GoldTable | None:
