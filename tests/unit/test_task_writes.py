@@ -85,7 +85,8 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
 
 
 @pytest.mark.parametrize(
-    "where", ["events.after_files_written", "events.after_campaign_minute_metrics_commit", "events.after_user_sessions_commit"]
+    "where",
+    ["events.after_files_written", "events.after_campaign_minute_metrics_commit", "events.after_user_sessions_commit"],
 )
 def test_a_crash_between_golds_commits_counts_each_user_once(spark, lake, where):
     """The second batch brings u1 again in the minute its stored session already counts it in, and
