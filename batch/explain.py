@@ -1,9 +1,10 @@
 """Explain a number: the events behind one row, where they sat in Kafka, and whether they add up.
 
-    python -m batch.explain campaign_minute_metrics --key campaign_id=c042 --key event_type=purchase \\
-        --key window_start=2026-11-20T10:03:00Z [--version N | --as-of TS] [--namespace rebuild] [--json]
-    python -m batch.explain user_sessions --key user_id=u17 --key session_start=2026-11-20T09:58:12Z
+    python -m batch.explain <gold table> --key <column>=<value> ... [--version N | --as-of TS]
+        [--namespace rebuild] [--json]
     python -m batch.explain silver --key event_id=e-123
+
+Every declared gold table (eo/core/gold/) is explainable: `--help` lists each with its key columns.
 
 For the row as stored: the silver events of its key with their Kafka coordinates (each looked up in
 bronze), ingest batch and lateness (Kafka timestamp against event time); every copy of each event
@@ -24,10 +25,12 @@ import sys
 import time
 
 from batch.explain_text import render
+from eo.core.declaration import Sessions
 from eo.core.lineage import (
     EXPLAINED,
     FIRST_COPY_RULE,
     ExplainError,
+    declared,
     differing,
     event_range,
     first_copy_key,
@@ -36,8 +39,7 @@ from eo.core.lineage import (
     recompute,
     why_first,
 )
-from eo.core.tables import BRONZE, QUARANTINE, SILVER, USER_SESSIONS, TableDef
-from eo.core.transforms.sessions import GAP
+from eo.core.tables import BRONZE, QUARANTINE, SILVER, TableDef
 from eo.runtime import lineage
 from eo.runtime.cli import EXIT_CODES, USAGE, guarded
 from eo.runtime.config import Settings, load_settings
@@ -133,11 +135,14 @@ def _time_of(payload: object) -> dt.datetime | None:
 
 def _names(table: TableDef, key: dict) -> dict:
     """The values a refused record of the row's range names in its raw text."""
-    if table is SILVER:
-        return {"event_id": key["event_id"]}
-    if table is USER_SESSIONS:
-        return {"user_id": key["user_id"]}
-    return {"campaign_id": key["campaign_id"], "event_type": key["event_type"]}
+    gold = declared(table)
+    return {c: key[c] for c in (gold.explain.equal if gold else SILVER.key)}
+
+
+def _gap(table: TableDef):
+    """The session gap of a table merged as sessions; None for any other."""
+    gold = declared(table)
+    return gold.merge.gap if gold and isinstance(gold.merge, Sessions) else None
 
 
 def explain(
@@ -208,8 +213,10 @@ def explain(
 
 def _neighbours(delta, table: TableDef, key: dict, since: dt.datetime, until: dt.datetime) -> list[dict]:
     """The user's sessions that overlap [since, until]: the explained session and what it merged."""
-    found = lineage.rows(delta, table, {"user_id": key["user_id"]}, _span_days(since, until)).to_pylist()
-    return [r for r in found if r["session_end"] >= since and r["session_start"] <= until]
+    spec = declared(table).explain
+    equal = {c: key[c] for c in spec.equal}
+    found = lineage.rows(delta, table, equal, _span_days(since, until)).to_pylist()
+    return [r for r in found if r[spec.until] >= since and r[table.range_column] <= until]
 
 
 def _span_days(since: dt.datetime, until: dt.datetime) -> list[dt.date]:
@@ -235,8 +242,10 @@ def row_history(
             candidates.append(commit)
     candidates = candidates[-limit:]
     first = candidates[0]["version"] if candidates else 0
-    start = key.get("session_start")
-    span = (start - GAP, ((row or {}).get("session_end") or start) + GAP) if table is USER_SESSIONS else None
+    gap = _gap(table)
+    start = key.get(table.range_column) if gap else None
+    until = declared(table).explain.until if gap else None
+    span = (start - gap, ((row or {}).get(until) or start) + gap) if gap else None
     try:
         before = (
             _state(settings, table, key, span, namespace, first - 1) if first > 0 else _state(None, table, key, span)
@@ -284,10 +293,10 @@ def _change(commit: dict, before: dict, after: dict, table: TableDef) -> dict:
         "before": before["row"],
         "after": after["row"],
     }
-    if table is USER_SESSIONS:
+    if _gap(table):
         was, now = before["sessions_nearby"], after["sessions_nearby"]
         if len(now) < len(was):
-            change["merged"] = [{"session_start": s["session_start"], "events": s["events"]} for s in was]
+            change["merged"] = [{table.range_column: s[table.range_column], "events": s["events"]} for s in was]
     return change
 
 

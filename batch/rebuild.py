@@ -2,8 +2,8 @@
 
     python -m batch.rebuild [--start TS --end TS | --interval START/END|all] [--target rebuild|main]
 
-Without a range: everything, by overwrite. With a range [start, end): only gold rows whose
-window (metrics) or session start (sessions) falls in it, by replaceWhere, so re-running or
+Without a range: everything, by overwrite. With a range [start, end): only the rows of each
+declared gold table (eo/core/gold/) whose range column falls in it, by replaceWhere, so re-running or
 backfilling the same interval leaves the same table. `--target rebuild` (default) writes the
 separate `_rebuild/` namespace that verification compares with; `main` replaces live gold.
 """
@@ -16,25 +16,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from batch.interval_args import add_interval_args, intervals_from
+from eo.core.declaration import reach
+from eo.core.gold import DECLARED
 from eo.core.intervals import Interval
-from eo.core.tables import (
-    ALL,
-    BRONZE,
-    CAMPAIGN_MINUTE_METRICS,
-    GOLD,
-    METRIC_WINDOW,
-    QUARANTINE,
-    SILVER,
-    USER_SESSIONS,
-    TableDef,
-)
+from eo.core.tables import ALL, BRONZE, GOLD, QUARANTINE, SILVER, TableDef
+from eo.core.transforms import rules
 from eo.core.transforms.dedup import first_copies
-from eo.core.transforms.metrics import campaign_minute_metrics
 from eo.core.transforms.parse import quarantine_rows, valid_events
-from eo.core.transforms.sessions import GAP, user_sessions
 from eo.runtime import lake, live_tables
 from eo.runtime.cli import EXIT_CODES, NotReady, Progress, guarded
 from eo.runtime.config import Settings, load_settings
@@ -54,18 +44,13 @@ def classify_log(spark, settings: Settings) -> DataFrame:
 
 
 def gold_tables(silver: DataFrame, interval: Interval | None) -> dict[str, DataFrame]:
+    """Every declared gold table's rows (eo/core/gold/), by its declaration's transform. For an
+    interval, only rows whose range column falls in it, from the events that can make them (a
+    window's; a session starting in it has no event in the gap before it, so events from
+    start - gap on decide it exactly)."""
     if interval is None:
-        return {
-            CAMPAIGN_MINUTE_METRICS.name: campaign_minute_metrics(silver),
-            USER_SESSIONS.name: user_sessions(silver),
-        }
-    in_window = F.expr(interval.predicate(f"date_trunc('{METRIC_WINDOW}', event_time)"))  # as window_start_column
-    # A session starting in the interval has no event in the gap before it, so events from
-    # (start - gap) onwards decide every such session exactly.
-    since = F.col("event_time") >= F.lit(interval.start - GAP)
-    metrics = campaign_minute_metrics(silver.where(in_window))
-    sessions = user_sessions(silver.where(since)).where(F.expr(interval.predicate("session_start")))
-    return {CAMPAIGN_MINUTE_METRICS.name: metrics, USER_SESSIONS.name: sessions}
+        return {name: rules.rows_of(table, silver) for name, table in DECLARED.items()}
+    return {name: rules.rows_in(table, silver, interval, *reach(table)) for name, table in DECLARED.items()}
 
 
 @contextmanager

@@ -123,10 +123,10 @@ def _compare(spark, settings: Settings, evidence: Evidence, table, where: str | 
     # Both must hold: GX's column checks skip a null facing a value, the null-safe status does not.
     counts["passed"] = gx_passed and unexpected == 0
     diff.unpersist()
-    domain = expect.DOMAIN.get(table.name)
+    domain = expect.domain_of(table.name)
     if domain:
         counts["domain_passed"] = evidence.check(
-            f"domain_{table.name}", stream, domain(), asset=f"{table.name}: stream, {scope}", rows=counts["stream_rows"]
+            f"domain_{table.name}", stream, domain, asset=f"{table.name}: stream, {scope}", rows=counts["stream_rows"]
         )
         counts["passed"] = counts["passed"] and counts["domain_passed"]
     return counts

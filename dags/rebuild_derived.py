@@ -1,7 +1,7 @@
 """
 ### rebuild_derived
 
-Rebuilds the gold tables (`campaign_minute_metrics`, `user_sessions`) for one event-time day
+Rebuilds every declared gold table (eo/core/gold/) for one event-time day
 from the bronze log, with the same transformations the stream uses.
 
 - **Which day**: the UTC day of the run's logical date, whatever the kind of run, and its run id

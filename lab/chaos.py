@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from eo.core.gold import DECLARED
 from eo.runtime.config import REPO_ROOT, load_settings
 from eo.runtime.kafka_admin import ensure_topic
 from infra.kafka import Broker
@@ -264,9 +265,7 @@ class Lab:
         sinks = check_sinks(spark, self.settings, self.postgres.dsn(), list(GUARANTEES))
         silver_rows, silver_dups = silver_duplicates(spark, self.settings)
         gold_delta = sum(
-            t["missing"] + t["extra"] + t["different"]
-            for name, t in verdict["tables"].items()
-            if name in ("campaign_minute_metrics", "user_sessions")
+            t["missing"] + t["extra"] + t["different"] for name, t in verdict["tables"].items() if name in DECLARED
         )
         refused = sum(1 for z in self.zombie_checks if z["fenced"])
         zombie_rows = self.rows_committed_by_zombies()

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from eo.core.gold import DECLARED
 from eo.runtime.cli import guarded
 from eo.runtime.config import REPO_ROOT, Settings, load_settings, local_services
 from eo.runtime.environment import environment
@@ -61,7 +62,7 @@ def print_summary(settings: Settings, verdict: dict, stats, catch_up: dict, timi
     print(f"  duplicates removed    {r['duplicates_removed']:>12,}")
     print(f"  quarantined           {r['quarantine']:>12,}")
     print(f"  silver rows           {r['silver']:>12,}")
-    for name in ("campaign_minute_metrics", "user_sessions"):
+    for name in DECLARED:
         t = tables[name]
         print(f"  {name:<21} {t['stream_rows']:>12,}  (batch {t['batch_rows']:,})")
     print(

@@ -18,15 +18,22 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+from eo.core.gold import DECLARED
 from eo.runtime.hooks import Hooks
 from lab.weak_sinks import weaker_sinks
+from streaming.microbatch import commit_point
+
+# After each declared gold table's commit (streaming/microbatch.py `commit_point`): it committed,
+# the others maybe not. The sessions table's files are first rewritten by the driver
+# ("events.after_sessions_rewritten"), then committed; the table counting distinct users commits
+# before it.
+GOLD_POINTS = tuple(commit_point(name) for name in DECLARED)
 
 POINTS = (
     "events.after_files_written",  # the batch's tasks wrote its files, no table names them yet
     "events.after_bronze_commit",  # bronze committed, the other tables maybe not
-    "events.after_metrics_commit",  # campaign_minute_metrics committed, user_sessions not yet
-    "events.after_sessions_rewritten",  # user_sessions' files rewritten by the driver, not committed
-    "events.after_user_sessions_commit",  # user_sessions committed, the other tables maybe not
+    *GOLD_POINTS,
+    "events.after_sessions_rewritten",  # the sessions table's files rewritten by the driver, not committed
     "events.after_delta_commit",  # every Delta table committed, streaming commit log not yet written
     "sink.exactly-once.before_commit",  # inside the PostgreSQL transaction, before COMMIT
     "sink.exactly-once.after_commit",  # committed, Spark has not recorded the batch

@@ -5,6 +5,18 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+
+def _gold_points() -> tuple[str, ...]:
+    """Each declared gold table's commit point (the sessions table's after its driver's rewrite),
+    the table counting distinct users and the sessions table first, as they commit."""
+    from eo.core.gold import counting_table, sessions_table, summed_tables
+    from streaming.microbatch import commit_point
+
+    first = [commit_point(t.name) for t in (counting_table(),) if t]
+    sessions = [("events.after_sessions_rewritten", commit_point(t.name)) for t in (sessions_table(),) if t]
+    return (*first, *(p for pair in sessions for p in pair), *(commit_point(t.name) for t in summed_tables()))
+
+
 # Targeted kills: each crashes the driver at a named point in the commit path (lab/faults.py),
 # most telling first: the first two are where the weaker guarantees repeat or lose a batch.
 HOOKS = (
@@ -15,9 +27,7 @@ HOOKS = (
     "events.after_delta_commit",
     "events.after_files_written",
     "events.after_bronze_commit",
-    "events.after_metrics_commit",
-    "events.after_sessions_rewritten",
-    "events.after_user_sessions_commit",
+    *_gold_points(),
 )
 
 

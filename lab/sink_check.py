@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from pyspark.sql import functions as F
 
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER
+from eo.core.gold import counting_table
+from eo.core.tables import SILVER
 from eo.runtime import lake
 from eo.runtime.config import Settings
 from eo.runtime.sinks.postgres import read_metrics
@@ -14,7 +15,7 @@ from eo.runtime.sinks.postgres import read_metrics
 
 def expected_metrics(spark, settings: Settings) -> dict[tuple, tuple[int, Decimal]]:
     """(campaign, type, minute) -> (events, revenue), from the rebuilt gold table."""
-    gold = lake.read(spark, settings, CAMPAIGN_MINUTE_METRICS, "rebuild")
+    gold = lake.read(spark, settings, counting_table().table, "rebuild")  # what the sinks receive
     return {
         (r.campaign_id, r.event_type, r.window_start): (r.events, r.revenue)
         for r in gold.select("campaign_id", "event_type", "window_start", "events", "revenue").collect()

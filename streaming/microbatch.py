@@ -3,16 +3,19 @@
     B rows -> bronze         (files written by the batch's tasks, appended by the driver)
     Q rows -> quarantine     (likewise)
     E rows -> silver         (likewise)
-    E rows -> campaign_minute_metrics  (what the new events, and the users new to a minute, add
-                                        to each minute: accumulate)
-    E rows -> user_sessions  (merged by the tasks that own the users: their files added, the
-                              stored sessions they replace removed)
+    E rows -> every declared gold table (eo/core/gold/), by its merge rule:
+      Additive       what its transform of the new events adds to each key: accumulate
+      Additive with distinct users
+                     likewise, with the users new to each key counted by the sessions' owners
+      Sessions       merged by the tasks that own the users: their files added, the stored
+                     sessions they replace removed
 
 Each commit is exactly-once on its own (eo/runtime/commits.py): it carries this instance's epoch and
 the batch's position, a replay after a crash skips what was committed, and a stale instance
-cannot commit at all. The appends are independent of the rest, so they run at once; gold commits
-campaign_minute_metrics before user_sessions, whose stored sessions its distinct users were
-counted against (`add_gold`).
+cannot commit at all. The appends and the additive tables are independent of the rest, so they
+run at once; the table that counts distinct users commits before the sessions table, whose
+stored sessions its distinct users were counted against (`add_gold`). After each table's commit
+comes its kill point, `events.after_<table>_commit` (lab/faults.py).
 
 One Spark job runs the whole batch: the reading, the engine states, the writing of the append
 tables' files, gold's arithmetic on each task's new rows (streaming/task_writes.py), and the
@@ -43,8 +46,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
-from eo.core.transforms.metrics import METRIC_KEY
+from eo.core.declaration import GoldTable
+from eo.core.gold import counting_table, sessions_table, summed_tables
+from eo.core.tables import BRONZE, GOLD, QUARANTINE, SILVER
 from eo.runtime import commits, key_removal
 from eo.runtime.commits import Txn
 from eo.runtime.config import Settings
@@ -58,8 +62,14 @@ from streaming import poison, replays, stored_sessions, task_writes
 from streaming.session_merge import user_buckets
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
-WRITES = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
-METRIC_VALUES = ("events", "distinct_users", "revenue")
+WRITES = (BRONZE, QUARANTINE, SILVER, *GOLD)
+SESSIONS = sessions_table().table  # merged by the owners (streaming/session_merge.py)
+COUNTING = counting_table()  # its distinct users counted by the sessions' owners
+
+
+def commit_point(table: str) -> str:
+    """The named point right after a table's commit (a kill there: it committed, others maybe not)."""
+    return f"events.after_{table}_commit"
 
 
 class ReadAgain(RuntimeError):
@@ -71,7 +81,7 @@ class PoisonIsolated(ReadAgain):
 
 
 class SessionsMoved(ReadAgain):
-    """user_sessions changed between the tasks' read and the commit, other than by maintenance:
+    """The sessions table changed between the tasks' read and the commit, other than by maintenance:
     their merge may rest on sessions that are gone, so the batch is merged again."""
 
 
@@ -137,7 +147,7 @@ class MicroBatch:
         held at the start can be one; no table is read for the others."""
         if txn.position > self.replay_until:
             return []
-        written = (BRONZE, QUARANTINE, SILVER, USER_SESSIONS)
+        written = (BRONZE, QUARANTINE, SILVER, SESSIONS)
         return sorted(t.name for t in written if not commits.should_commit(self.tables[t.name], txn))
 
     def txn(self, batch_id: int) -> Txn:
@@ -148,7 +158,7 @@ class MicroBatch:
         self.fence.check()
         timer = StepTimer()
         txn = self.txn(batch_id)
-        sessions = stored_sessions.pinned(self.tables[USER_SESSIONS.name])
+        sessions = stored_sessions.pinned(self.tables[SESSIONS.name])
         # The writers in the plan stamp bronze with it (ingest batch) and name their files by it.
         context = batch.sparkSession.sparkContext
         context.setLocalProperty(task_writes.MARK, str(txn.version))
@@ -173,7 +183,7 @@ class MicroBatch:
         bronze_rows = written.rows[BRONZE.name]
         self.records += bronze_rows
         if self.sinks and increments.num_rows:
-            delivered = increments.select([*METRIC_KEY, "events", "revenue"]).to_pylist()
+            delivered = increments.select([*COUNTING.key, "events", "revenue"]).to_pylist()
             for sink in self.sinks:
                 sink.deliver(batch_id, [tuple(row.values()) for row in delivered])
             timer.lap("postgres")
@@ -189,10 +199,11 @@ class MicroBatch:
     def commit(
         self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int
     ) -> None:
-        """The three appends and gold (two commits, in order) at once; the first error, if any, is
-        raised once all have ended."""
+        """The three appends, the additive tables and the counted gold (two commits, in order) at
+        once; the first error, if any, is raised once all have ended."""
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
+            **{table.name: self.summer(table, written, txn) for table in summed_tables()},
             "gold": lambda: self.add_gold(written, increments, read_at, txn),
         }
         all_at_once(work)
@@ -201,21 +212,37 @@ class MicroBatch:
     def appender(self, name: str, written: task_writes.Written, txn: Txn) -> Callable[[], bool]:
         def append() -> bool:
             committed = commits.append_files(self.tables[name], add_actions(written.actions[name]), txn)
-            hooks().point(f"events.after_{name}_commit")  # a kill here: some tables committed, not others
+            hooks().point(commit_point(name))  # a kill here: some tables committed, not others
             return committed
 
         return append
 
+    def summer(self, table: GoldTable, written: task_writes.Written, txn: Txn) -> Callable[[], bool]:
+        """An additive table's commit: the tasks' sums, added up, added to the stored ones."""
+
+        def add() -> bool:
+            committed = self.accumulate(table, written.sums[table.name], txn)
+            hooks().point(commit_point(table.name))
+            return committed
+
+        return add
+
+    def accumulate(self, table: GoldTable, rows: pa.Table, txn: Txn) -> bool:
+        """Add `rows` to the table's stored values, read only in the partitions they touch."""
+        column = table.partition_by[0] if table.partition_by else None
+        where = f"t.{column} IN ({_dates(rows[column])})" if column and rows.num_rows else None
+        return commits.accumulate(self.tables[table.name], rows, table.key, table.merge.values, txn, where)
+
     def add_gold(self, written: task_writes.Written, increments: pa.Table, read_at: int, txn: Txn) -> None:
-        """campaign_minute_metrics, then user_sessions. The distinct users in `increments` were
-        counted against the sessions at `read_at`: a replay that finds this batch's sessions
+        """The table that counts distinct users, then the sessions table. The distinct users in
+        `increments` were counted against the sessions at `read_at`: a replay that finds this batch's sessions
         committed, against which every one of its users looks counted, finds its metrics committed
         too."""
         self.sessions_to_commit(read_at, txn)
 
         def metrics() -> None:
             self.add_metrics(increments, txn)
-            hooks().point("events.after_metrics_commit")  # a kill here: metrics committed, sessions not
+            hooks().point(commit_point(COUNTING.name))  # a kill here: metrics committed, sessions not
 
         # The sessions' rewrite overlaps the metrics' commit; only the sessions' commit waits for it.
         with ThreadPoolExecutor(1) as pool:
@@ -224,23 +251,22 @@ class MicroBatch:
             committed.result()  # a replay whose sessions were committed: the metrics' error, if any
 
     def sessions_to_commit(self, read_at: int, txn: Txn) -> bool:
-        """Whether this batch's user_sessions are still to commit; SessionsMoved if the table moved
+        """Whether this batch's sessions are still to commit; SessionsMoved if the table moved
         since the tasks read it at `read_at`, other than by maintenance (which keeps the rows)."""
-        table = self.tables[USER_SESSIONS.name]
+        table = self.tables[SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
         changed = commits.changed_since(table, read_at)
         if changed:
             raise SessionsMoved(
-                f"user_sessions moved during the batch (version {read_at} -> {table.current.version()}: "
+                f"{SESSIONS.name} moved during the batch (version {read_at} -> {table.current.version()}: "
                 f"{', '.join(changed)}); merging the batch again"
             )
         return True
 
     def add_metrics(self, increments: pa.Table, txn: Txn) -> bool:
-        where = f"t.window_date IN ({_dates(increments['window_date'])})" if increments.num_rows else None
-        table = self.tables[CAMPAIGN_MINUTE_METRICS.name]
-        return commits.accumulate(table, increments, METRIC_KEY, METRIC_VALUES, txn, where)
+        """The counted table's increments (its sums and the users new to its keys), added."""
+        return self.accumulate(COUNTING, increments, txn)
 
     def merge_sessions(
         self, written: task_writes.Written, read_at: int, txn: Txn, after: Callable[[], object] = lambda: None
@@ -251,13 +277,13 @@ class MicroBatch:
         again."""
         if not self.sessions_to_commit(read_at, txn):
             return False
-        table = self.tables[USER_SESSIONS.name]
+        table = self.tables[SESSIONS.name]
         filesystem = environment(self.settings).arrow_filesystem(table.uri)
         label = f"{txn.version}-rewrite"
         try:
             done = key_removal.remove_and_add(
                 table,
-                USER_SESSIONS,
+                SESSIONS,
                 filesystem,
                 written.replaced,
                 written.sessions,
@@ -269,8 +295,10 @@ class MicroBatch:
                 read_at=read_at,
             )
         except key_removal.TableMoved as moved:
-            raise SessionsMoved(f"user_sessions moved during the commit ({moved}); merging the batch again") from moved
-        hooks().point("events.after_user_sessions_commit")  # a kill here: sessions committed, others maybe not
+            raise SessionsMoved(
+                f"{SESSIONS.name} moved during the commit ({moved}); merging the batch again"
+            ) from moved
+        hooks().point(commit_point(SESSIONS.name))  # a kill here: sessions committed, others maybe not
         self.rewrites += done
         return True
 

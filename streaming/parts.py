@@ -16,8 +16,11 @@ The parts (`PARTS`):
   from task to task, not to the driver, except in the lab's unguarded baseline.
 - "R": the keys of the stored sessions a session-merging task replaced in files not its own:
   what the driver removes.
-- "X": the task's own user_sessions files it wrote again without the sessions it replaced: what
-  the driver removes as they are (streaming/session_merge.py).
+- "X": the task's own files of the sessions table it wrote again without the sessions it
+  replaced: what the driver removes as they are (streaming/session_merge.py).
+- "A:<table>": the sums of an additive gold table without distinct users (eo/core/declaration.py
+  `Additive`): its transform of a task's event rows, added up by key. They pass the sessions'
+  owners as they are; the driver adds the tasks' up and merges the sums (`packed_sums`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from eo.core.declaration import GoldTable, arrow_schema
 from eo.core.transforms.metrics import REVENUE
 from eo.core.transforms.sessions import INTERVALS, TIME
 from eo.runtime.data_files import ACTION_FIELDS
@@ -98,6 +102,28 @@ def packed(part: str, table: pa.Table, bucket: int | None = None) -> pa.Table:
     return rows_of(pa.table({"_part": [part], "_gold": [sink.getvalue().to_pybytes()], "_bucket": [bucket]}))
 
 
+SUMS = "A:"  # an additive table's part: "A:<table>"
+
+
+def packed_sums(table: GoldTable, rows: pa.Table) -> pa.Table:
+    """An additive table's sums as one part, in OUT's shape, sorted by key and packed as `packed`
+    packs the others."""
+    schema = arrow_schema(table)
+    rows = rows.select(schema.names).cast(schema).sort_by([(c, "ascending") for c in table.key])
+    sink = pa.BufferOutputStream()
+    strings = [f.name for f in schema if pa.types.is_string(f.type)]
+    deltas = {f.name: "DELTA_BINARY_PACKED" for f in schema if _delta_encoded(f.type)}
+    pq.write_table(rows, sink, compression="zstd", use_dictionary=strings, column_encoding=deltas)
+    return rows_of(pa.table({"_part": [SUMS + table.name], "_gold": [sink.getvalue().to_pybytes()]}))
+
+
+def unpacked_sums(out: pa.Table, table: GoldTable) -> pa.Table:
+    """An additive table's parts of every task's output, as one table (not added up)."""
+    blobs = out.filter(is_part(out, SUMS + table.name))["_gold"].to_pylist()
+    tables = [pq.read_table(pa.BufferReader(blob)).cast(arrow_schema(table)) for blob in blobs]
+    return pa.concat_tables(tables) if tables else arrow_schema(table).empty_table()
+
+
 def _delta_encoded(kind: pa.DataType) -> bool:
     return pa.types.is_int64(kind) or pa.types.is_int32(kind) or pa.types.is_timestamp(kind)
 
@@ -130,6 +156,10 @@ def part_sizes(out: pa.Table) -> dict[str, int]:
     for code, name in PART_NAMES.items():
         blobs = out.filter(is_part(out, code))["_gold"]
         sizes[name] = int(pc.sum(pc.binary_length(blobs)).as_py() or 0)
+    for code in pc.unique(out["_part"].fill_null("")).to_pylist():
+        if code.startswith(SUMS):
+            blobs = out.filter(is_part(out, code))["_gold"]
+            sizes[f"sums of {code[len(SUMS) :]}"] = int(pc.sum(pc.binary_length(blobs)).as_py() or 0)
     return sizes
 
 

@@ -23,7 +23,7 @@ QUERY = STREAM_QUERY
 
 @dataclass(frozen=True)
 class Knobs:
-    """Execution knobs. None may change a gold row (DESIGN.md invariant 6)."""
+    """Execution knobs. None may change a gold row (docs/design.md invariant 6)."""
 
     until_caught_up: bool = False
     trigger_seconds: float = 0.0  # 0: the next micro-batch starts as soon as the last one is done

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eo.core.tables import USER_SESSIONS
+from eo.core.gold import sessions_table
 from eo.core.transforms.metrics import added_up, users_added
 from eo.core.transforms.sessions import SESSION_KEY, merged_with, new_user_tuples
 from eo.runtime.cli import NotReady
@@ -38,6 +38,8 @@ from eo.runtime.key_removal import held
 from streaming.parts import METRIC_PART, file_rows, is_part, packed, unpacked
 from streaming.replays import committed_tables
 from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
+
+SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
 
 # The owner hash, by name: every user_sessions file records it beside its owner (data_files.Buckets),
 # and its known answers pin what that name computes. Should a pandas release hash strings otherwise,
@@ -67,7 +69,7 @@ def check_owner_hash() -> None:
     """NotReady when OWNER_HASH no longer computes its known answers (this pandas hashes otherwise)."""
     if owner_hash_values(list(KNOWN_HASHES)) != list(KNOWN_HASHES.values()):
         raise NotReady(
-            f"the owner hash {OWNER_HASH} computes other values under pandas {pd.__version__}: user_sessions' "
+            f"the owner hash {OWNER_HASH} computes other values under pandas {pd.__version__}: {SESSIONS.name}'s "
             "files are laid out by the old ones. Install requirements.lock's pandas, or move to a new hash "
             "(OWNER_HASH and KNOWN_HASHES in streaming/session_merge.py; files of the old one are read as anyone's)"
         )
@@ -137,7 +139,7 @@ def session_merger(
         intervals = unpacked(sent, "S")
         # A replay of a batch whose sessions are committed (and so its metrics, committed first)
         # writes no session file: no commit would name it, and no count of it is used.
-        if intervals.num_rows and USER_SESSIONS.name not in committed_tables(context):
+        if intervals.num_rows and SESSIONS.name not in committed_tables(context):
             owner = Owner(user_buckets(owners), context.partitionId())
             yield from _merged(settings, sessions, label, into, owner, intervals, metrics)
         if any(m.num_rows for m in metrics):
@@ -164,7 +166,7 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     reached = near_stored(at, intervals, read, owner)
     stored = reached.near
     if stored["metric_keys"].null_count:  # a row from before the column (streaming/takeover.py)
-        raise RuntimeError("user_sessions holds sessions without metric_keys: run `python -m ops.reset`")
+        raise RuntimeError(f"{SESSIONS.name} holds sessions without metric_keys: run `python -m ops.reset`")
     new_users = new_user_tuples(stored, intervals)
     merged, replaced = merged_with(stored, intervals)
     kept, rewritten, elsewhere = _rewritten(reached.own_files, replaced.select([*SESSION_KEY, "session_date"]))
@@ -172,7 +174,7 @@ def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, 
     merged = merged.select(schema.names).cast(schema)
     rows = pa.concat_tables([merged, *(k.cast(schema) for k in kept)])
     # Every row is the owner's: its users' intervals and sessions, and its own files' rows.
-    files = write_files(write, rows, USER_SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
+    files = write_files(write, rows, SESSIONS.partition_by, tag, owner.buckets, bucket=owner.bucket)
     return OwnerMerge(files, elsewhere, rewritten, new_users)
 
 
@@ -216,7 +218,7 @@ def _merged(
     done = merge_owned(sessions, intervals, owner, table, table if into is None else files(into), tag)
     if done.new_users.num_rows:
         metrics.append(users_added(done.new_users))
-    yield from file_rows(done.files, USER_SESSIONS.name).to_batches()
+    yield from file_rows(done.files, SESSIONS.name).to_batches()
     if done.replaced.num_rows:
         yield from packed("R", done.replaced).to_batches()
     if done.rewritten:

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from eo.core.tables import BRONZE, USER_SESSIONS
+from eo.core.gold import sessions_table
+from eo.core.tables import BRONZE
 from eo.runtime.active import ActiveLock
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
@@ -32,6 +33,8 @@ from eo.runtime.kafka_admin import end_offsets
 from eo.runtime.spark import close_state_stores
 from streaming import python_workers, stored_sessions, task_writes
 from streaming.plan import Source, events_plan, kafka_records, start_checked
+
+SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
 
 QUERY = STREAM_QUERY
 T = TypeVar("T")
@@ -111,8 +114,8 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
     lake_files = environment(settings).lake_files
     goals = [task_writes.table_uri(settings, table.name, files) for table in task_writes.KIND_TABLES.values()]
-    sessions = stored_sessions.pinned(environment(settings).table(USER_SESSIONS.name))
-    merged_into = f"{files}/{USER_SESSIONS.name}"
+    sessions = stored_sessions.pinned(environment(settings).table(SESSIONS.name))
+    merged_into = f"{files}/{SESSIONS.name}"
     for folder in (scratch, files):
         lake_files.delete_tree(folder)
     for folder in (*goals, merged_into):  # a scratch folder has none

@@ -3,7 +3,7 @@ and which layer refused a superseded instance's commit (eo/runtime/fencing.py, e
 
 from __future__ import annotations
 
-from eo.core.tables import USER_SESSIONS
+from eo.core.gold import sessions_table
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
@@ -14,6 +14,8 @@ from eo.runtime.live_tables import claim, holder, restore_properties
 from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
 from streaming.session_merge import check_owner_hash
+
+SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
 
 QUERY = STREAM_QUERY
 
@@ -30,13 +32,13 @@ def refuse_sessions_without_keys(settings: Settings) -> None:
     """NotReady if user_sessions holds sessions stored before `metric_keys`: the stream counts a
     minute's distinct users against the keys its stored sessions hold, and theirs are not known.
     A reset rebuilds gold from silver, keys included (docs/operations.md)."""
-    if not table_exists(settings, settings.table_path(USER_SESSIONS.name)):
+    if not table_exists(settings, settings.table_path(SESSIONS.name)):
         return
-    table = environment(settings).table(USER_SESSIONS.name)
+    table = environment(settings).table(SESSIONS.name)
     if "metric_keys" in table.schema().names or not table.refresh().file_uris():
         return
     raise NotReady(
-        "user_sessions was made by a release before its metric_keys column, which the stream counts "
+        f"{SESSIONS.name} was made by a release before its metric_keys column, which the stream counts "
         "distinct users against: stop the stream and run `python -m ops.reset` (docs/operations.md)"
     )
 

@@ -28,7 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, USER_SESSIONS, TableDef
+from eo.core.declaration import added_up as sums_added_up
+from eo.core.gold import sessions_table, summed_tables
+from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, TableDef
 from eo.core.transforms.metrics import added_up, minute_metrics
 from eo.core.transforms.sessions import TIME, as_intervals, sessionize, sessions_as_intervals
 from eo.runtime.config import Settings
@@ -37,8 +39,10 @@ from streaming.parts import (
     OUT_DDL,
     file_rows,
     packed,
+    packed_sums,
     part_sizes,
     unpacked,
+    unpacked_sums,
 )
 from streaming.replays import committed_tables
 from streaming.session_merge import METRICS_OWNED_BY, by_owner, session_merger
@@ -73,7 +77,8 @@ class Written:
     received_bytes: int  # the Arrow bytes the driver collected from the tasks
     part_bytes: dict[str, int]  # of which, what each kind of content took (`part_sizes`)
     owners: int | None = None  # how many tasks owned the users (their files' layout, `user_buckets`)
-    rewritten: list[str] = field(default_factory=list)  # user_sessions files the owners wrote again
+    rewritten: list[str] = field(default_factory=list)  # the sessions table's files the owners wrote again
+    sums: dict[str, pa.Table] = field(default_factory=dict)  # per additive table without distinct users
 
     @property
     def duplicates(self) -> int:
@@ -205,10 +210,12 @@ def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | 
         counted = events.filter(pc.equal(events["_kind"], NEW_TUPLE))
     metrics = minute_metrics(events, counted)
     intervals = sessions_as_intervals(sessionize(as_intervals(events)))
+    # Every additive table without distinct users: its transform's rows, added up, to the driver.
+    added = [packed_sums(t, sums_added_up(t, t.transform(events))) for t in summed_tables()]
     if owners is None:
-        return [packed("M", metrics), packed("S", intervals)]
+        return [packed("M", metrics), packed("S", intervals), *added]
     sums = [packed("M", part, owner) for owner, part in by_owner(metrics, owners, METRICS_OWNED_BY)]
-    return [*sums, *(packed("S", part, owner) for owner, part in by_owner(intervals, owners))]
+    return [*sums, *(packed("S", part, owner) for owner, part in by_owner(intervals, owners)), *added]
 
 
 def write_in_tasks(batch: DataFrame, settings: Settings, goals: dict[str, Target], label: str) -> Written:
@@ -223,9 +230,9 @@ def finish_in_tasks(
 ) -> Written:
     """The end of the batch's one Spark job, over the writers' rows (the plan's, streaming/plan.py):
     the sessions merged, and the users new to each minute counted, by the tasks that own their
-    users, against `sessions` (user_sessions at the version the driver commits against). `label`
-    starts the merged files' names; `sessions_into`: where they go, if not into user_sessions (a
-    rehearsal's scratch folder)."""
+    users, against `sessions` (the sessions table at the version the driver commits against).
+    `label` starts the merged files' names; `sessions_into`: where they go, if not into the table
+    (a rehearsal's scratch folder)."""
     # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
     owners = int(new.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     merger = session_merger(settings, sessions, owners, label, sessions_into)
@@ -235,13 +242,17 @@ def finish_in_tasks(
 
 def _collected(out: pa.Table, tables: list[str], owners: int | None = None) -> Written:
     files = out.filter(pc.is_valid(out["_table"]))
+    sessions = sessions_table().name
     actions: dict[str, list[dict]] = {name: [] for name in tables}
-    actions[USER_SESSIONS.name] = []
+    actions[sessions] = []
     for action in files.select(["_table", *(name for name, _ in ACTION_FIELDS)]).to_pylist():
         actions[action.pop("_table")].append(action)
-    merged = actions.pop(USER_SESSIONS.name)
+    merged = actions.pop(sessions)
     rows = {name: sum(a["rows"] for a in found) for name, found in actions.items()}
     metrics = added_up(unpacked(out, "M"))
     replaced, intervals = unpacked(out, "R"), unpacked(out, "S")
     rewritten = unpacked(out, "X")["path"].to_pylist()
-    return Written(actions, rows, metrics, merged, replaced, intervals, out.nbytes, part_sizes(out), owners, rewritten)
+    sums = {t.name: sums_added_up(t, unpacked_sums(out, t)) for t in summed_tables()}
+    return Written(
+        actions, rows, metrics, merged, replaced, intervals, out.nbytes, part_sizes(out), owners, rewritten, sums
+    )

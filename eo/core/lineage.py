@@ -1,8 +1,9 @@
 """Explain a row: which events make it, recomputed with the transforms the stream and the batch use.
 
 Pure: the reads are eo/runtime/lineage.py's, the command is batch/explain.py. A gold row is
-recomputed from exactly the silver events of its key (`events_filter`), by `minute_metrics` or
-`sessionize`, and compared column by column with the row as stored.
+recomputed from exactly the silver events of its key (`event_range`, from its declaration's
+`Explain`), by its declaration's transform and merge rule (eo/core/declaration.py `recomputed`),
+and compared column by column with the row as stored. Every declared gold table is explainable.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS, TableDef
-from eo.core.transforms.metrics import minute_metrics, user_tuples
-from eo.core.transforms.sessions import as_intervals, sessionize
+from eo.core.declaration import GoldTable, recomputed
+from eo.core.gold import DECLARED
+from eo.core.tables import SILVER, TableDef
 
 TIME = pa.timestamp("us", tz="UTC")
-EXPLAINED = {t.name: t for t in (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS, SILVER)}
+EXPLAINED = {**{t.name: t.table for t in DECLARED.values()}, SILVER.name: SILVER}
 
 
 class ExplainError(ValueError):
@@ -83,18 +84,22 @@ def _days(since: dt.datetime, until: dt.datetime) -> tuple[dt.date, ...]:
     return tuple(days)
 
 
+def declared(table: TableDef) -> GoldTable | None:
+    """The declaration of a gold table; None for silver."""
+    return DECLARED.get(table.name)
+
+
 def event_range(table: TableDef, key: dict[str, object], row: dict | None) -> EventRange:
-    """The silver events a row of `table` is made of: a minute's events of one campaign and type,
-    a session's events of one user between its start and end, or one event."""
-    if table is CAMPAIGN_MINUTE_METRICS:
-        start = key["window_start"]
-        until = start + dt.timedelta(minutes=1) - dt.timedelta(microseconds=1)
-        equal = {"campaign_id": key["campaign_id"], "event_type": key["event_type"]}
-        return EventRange(_days(start, until), equal, start, until)
-    if table is USER_SESSIONS:
-        start = key["session_start"]
-        end = row["session_end"] if row else start
-        return EventRange(_days(start, end), {"user_id": key["user_id"]}, start, end)
+    """The silver events a row of `table` is made of: for a gold row, the events its declaration's
+    `Explain` names (a window's events of the key's values, or those up to the row's `until`
+    column, such as a session's end); for silver, one event."""
+    if (gold := declared(table)) is not None:
+        spec, start = gold.explain, key[table.range_column]
+        if spec.window is not None:
+            until = start + spec.window - dt.timedelta(microseconds=1)
+        else:
+            until = row[spec.until] if row else start
+        return EventRange(_days(start, until), {c: key[c] for c in spec.equal}, start, until)
     never = dt.datetime.min.replace(tzinfo=dt.UTC)
     if row is None:  # no such event: nothing to read
         return EventRange((), {"event_id": key["event_id"]}, never, never)
@@ -107,11 +112,7 @@ def recompute(table: TableDef, key: dict[str, object], events: pa.Table) -> dict
         return events.to_pylist()[0] if events.num_rows == 1 else None
     if events.num_rows == 0:
         return None
-    if table is CAMPAIGN_MINUTE_METRICS:
-        rows = minute_metrics(events, user_tuples(events))
-    else:
-        rows = sessionize(as_intervals(events))
-    for row in rows.to_pylist():
+    for row in recomputed(DECLARED[table.name], events).to_pylist():
         if all(_same(row[c], v) for c, v in key.items()):
             return row
     return None

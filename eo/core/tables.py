@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 EVENT_TYPES = ("impression", "click", "purchase")
 SESSION_GAP_MINUTES = 30
-METRIC_WINDOW = "minute"  # campaign_minute_metrics counts events per event-time minute
+METRIC_WINDOW = "minute"  # the window of the table whose distinct users the sessions count
 # The stream counts a window's distinct users against the stored sessions within the gap of its
 # new events (eo/core/transforms/sessions.py `new_user_tuples`): a window must be shorter than the
 # gap, so that two events in one window are always in reach of each other.
@@ -143,43 +143,24 @@ ADS = TableDef(
     key=("ad_id",),
 )
 
-CAMPAIGN_MINUTE_METRICS = TableDef(
-    name="campaign_minute_metrics",
-    ddl=(
-        "campaign_id STRING, event_type STRING, window_start TIMESTAMP, window_date DATE, "
-        "events BIGINT, distinct_users BIGINT, revenue DECIMAL(18,2)"
-    ),
-    key=("campaign_id", "event_type", "window_start"),
-    partition_by=("window_date",),
-    range_column="window_start",
-    zorder=("window_start",),
-    properties=DELTA_RS_WRITES,
-    live=True,
-)
-
-# user_sessions' `metric_keys`: the campaign_minute_metrics keys the session's events count its user
-# in, each as "campaign|type|minute" (eo/core/transforms/sessions.py `metric_key_texts`), sorted.
-# The stream counts a user in a minute's distinct users only if no stored session of the user
-# holds that key (docs/hot-path.md; docs/history/hot-path-journal.md, "Distinct users counted
-# against the sessions").
-USER_SESSIONS = TableDef(
-    name="user_sessions",
-    ddl=(
-        "user_id STRING, session_start TIMESTAMP, session_end TIMESTAMP, session_date DATE, "
-        "events BIGINT, revenue DECIMAL(18,2), metric_keys ARRAY<STRING>"
-    ),
-    key=("user_id", "session_start"),
-    partition_by=("session_date",),
-    range_column="session_start",  # a session is rebuilt whole, in the interval it starts in
-    zorder=("session_end",),
-    properties=DELTA_RS_WRITES,
-    live=True,
-)
-
-ALL = {
-    t.name: t
-    for t in (BRONZE, SILVER, QUARANTINE, SEED, SOURCE_GAPS, CAMPAIGNS, ADS, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
-}
+# The platform's own tables. Gold tables are declarations (eo/core/gold/, eo/core/declaration.py):
+# GOLD, ALL and LIVE below take them from the registry when first asked for, so that a
+# declaration's transform may import this module.
+BASE = {t.name: t for t in (BRONZE, SILVER, QUARANTINE, SEED, SOURCE_GAPS, CAMPAIGNS, ADS)}
 REFERENCE = (CAMPAIGNS, ADS)
-LIVE = tuple(t for t in ALL.values() if t.live)
-GOLD = (CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+
+
+def __getattr__(name: str):
+    """GOLD (the declared tables' definitions, in the registry's order), ALL (every table by
+    name), LIVE (the live ones), and each declared table by its name in capitals."""
+    if not name.isupper() or name.startswith("_"):  # `__path__` and the like: asked by imports
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from eo.core.gold import DECLARED
+
+    gold = tuple(t.table for t in DECLARED.values())
+    every = {**BASE, **{t.name: t for t in gold}}
+    found = {"GOLD": gold, "ALL": every, "LIVE": tuple(t for t in every.values() if t.live)}
+    found.update({t.name.upper(): t for t in gold})
+    if name in found:
+        return found[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,12 +62,16 @@ class Settings:
     data_docs_url: str = ""
 
     def table_path(self, name: str, namespace: str = "main") -> str:
-        if name not in self.tables:
-            raise ConfigError(f"unknown table {name!r}; known: {sorted(self.tables)}")
+        """A table's path: from [tables], or a declared gold table's own (gold/<name>)."""
+        from eo.core.gold import DECLARED
+
+        paths = {**{t.name: t.path for t in DECLARED.values()}, **self.tables}
+        if name not in paths:
+            raise ConfigError(f"unknown table {name!r}; known: {sorted(paths)}")
         if namespace not in NAMESPACES:
             raise ConfigError(f"unknown namespace {namespace!r}; known: {NAMESPACES}")
         prefix = "" if namespace == "main" else "_rebuild/"
-        return f"{self.lake_root.rstrip('/')}/{prefix}{self.tables[name]}"
+        return f"{self.lake_root.rstrip('/')}/{prefix}{paths[name]}"
 
     def checkpoint_path(self, query: str) -> str:
         return f"{self.checkpoint_root.rstrip('/')}/{query}"

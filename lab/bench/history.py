@@ -33,9 +33,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
-from eo.core.transforms.metrics import campaign_minute_metrics
-from eo.core.transforms.sessions import user_sessions
+from eo.core.gold import DECLARED
+from eo.core.tables import SILVER
+from eo.core.transforms.rules import rows_of
 from eo.runtime import lake
 from eo.runtime.config import Settings
 from lab.bench import job_log
@@ -58,7 +58,7 @@ def prefill(spark: SparkSession, settings: Settings, events: int, end: dt.dateti
     prepare(spark, settings)
     silver_history(spark, events, end).write.format("delta").mode("append").save(settings.table_path(SILVER.name))
     silver = lake.read(spark, settings, SILVER)
-    gold = {CAMPAIGN_MINUTE_METRICS.name: campaign_minute_metrics(silver), USER_SESSIONS.name: user_sessions(silver)}
+    gold = {name: rows_of(table, silver) for name, table in DECLARED.items()}
     for name, rows in gold.items():
         rows.write.format("delta").mode("append").save(settings.table_path(name))
     seeded = write_seed(spark, settings)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS
+from eo.core.tables import GOLD, SILVER
 from eo.runtime.config import Settings
 from lab.bench import job_log, stages
 from lab.bench.commit_log import LakeClock, SilverRows, latencies
@@ -42,7 +42,7 @@ class LiveJob:
 
     def __post_init__(self) -> None:
         path = self.settings.table_path
-        gold = [path(CAMPAIGN_MINUTE_METRICS.name), path(USER_SESSIONS.name)]
+        gold = [path(t.name) for t in GOLD]
         self.clock = LakeClock.of(path(SILVER.name), gold)
         self._sender: BurstSender | None = None
 

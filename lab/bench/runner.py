@@ -187,7 +187,7 @@ class Bench:
         self.log(f"   the guarded job's driver took {guarded['driver_bytes']['collected']:,} bytes from its tasks, "
                  f"for {input_bytes:,} bytes of Kafka records")  # fmt: skip
         rewrites = {**asdict(Rewrite()), **guarded.get("driver_rewrites", {})}  # files it read to write again
-        self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of user_sessions "
+        self.log(f"   to remove replaced sessions it read {rewrites['files_read']:,} files of the sessions table "
                  f"({rewrites['bytes_read']:,} bytes) and removed {rewrites['files_removed']:,}; the owners "
                  f"rewrote {rewrites['files_rewritten_by_tasks']:,} files of their own")  # fmt: skip
         parts = ", ".join(f"{name} {size:,}" for name, size in guarded.get("driver_parts", {}).items())

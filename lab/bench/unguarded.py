@@ -35,7 +35,8 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, RECORD_COLUMNS, SILVER, USER_SESSIONS
+from eo.core.gold import counting_table, sessions_table, summed_tables
+from eo.core.tables import BRONZE, GOLD, QUARANTINE, RECORD_COLUMNS, SILVER
 from eo.core.transforms.metrics import window_start_column
 from eo.core.transforms.sessions import sessionize
 from eo.runtime.commits import commit_files, conform
@@ -71,7 +72,7 @@ class UnguardedBatch:
     """foreachBatch: plain appends of bronze, quarantine, silver and each batch's partial gold."""
 
     def __init__(self, settings: Settings, query: str = QUERY) -> None:
-        names = (BRONZE, QUARANTINE, SILVER, CAMPAIGN_MINUTE_METRICS, USER_SESSIONS)
+        names = (BRONZE, QUARANTINE, SILVER, *GOLD)
         self.tables = {t.name: environment(settings).table(t.name) for t in names}
         self.settings = settings
         self.targets = task_writes.targets(settings, {name: t.schema() for name, t in self.tables.items()})
@@ -93,8 +94,10 @@ class UnguardedBatch:
         timer.lap("read+write")
         work = {
             **{name: (lambda name=name: self.append_files(name, written.actions[name])) for name in written.actions},
-            CAMPAIGN_MINUTE_METRICS.name: lambda: self.append(CAMPAIGN_MINUTE_METRICS.name, written.metrics),
-            USER_SESSIONS.name: lambda: self.append(USER_SESSIONS.name, sessionize(written.intervals)),
+            # Every declared gold table, its batch's partial rows appended: no merge, no guarantee.
+            counting_table().name: lambda: self.append(counting_table().name, written.metrics),
+            sessions_table().name: lambda: self.append(sessions_table().name, sessionize(written.intervals)),
+            **{t.name: (lambda t=t: self.append(t.name, written.sums[t.name])) for t in summed_tables()},
         }
         all_at_once(work)
         timer.lap("commit")

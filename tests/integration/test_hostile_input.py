@@ -1,7 +1,7 @@
 """The adversarial corpus (tests/corpus/) through the real path: published between valid events
 into a running stream (Kafka, the streaming query under spark-submit), then the batch rebuild and
 verification. The stream must keep running, every case must get its expected outcome, every
-valid event must land, and verification must pass with nothing lost (DESIGN.md invariant 5).
+valid event must land, and verification must pass with nothing lost (docs/design.md invariant 5).
 """
 
 import csv

@@ -1,4 +1,4 @@
-"""A reset bootstraps the stream from bronze (DESIGN.md invariant 7): derived tables rebuilt in
+"""A reset bootstraps the stream from bronze (docs/design.md invariant 7): derived tables rebuilt in
 place, the engine state seeded from them, a new checkpoint. Copies of events accepted before the
 reset, sent again after it (some with a changed payload), are still recognised as copies."""
 

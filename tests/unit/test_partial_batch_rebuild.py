@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from batch.rebuild import rebuild
 from eo.core.intervals import Interval
-from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, GOLD, QUARANTINE, SILVER, SOURCE_KEY, USER_SESSIONS
+from eo.core.tables import BRONZE, GOLD, QUARANTINE, SILVER, SOURCE_KEY, USER_SESSIONS
 from eo.runtime import lake
 from eo.runtime.cli import NotReady
 from eo.runtime.environment import environment
@@ -30,7 +30,7 @@ class Crash(RuntimeError):
 def crashing(settings, table: str, at_batch: int) -> MicroBatch:
     """The stream's foreachBatch, failing batch `at_batch`'s commit of `table` before it is made."""
     batch = micro_batch(settings, live=True, log_progress=False)
-    appender, add_metrics, merge_sessions = batch.appender, batch.add_metrics, batch.merge_sessions
+    appender, accumulate, merge_sessions = batch.appender, batch.accumulate, batch.merge_sessions
 
     def due(txn) -> bool:
         return txn.position == at_batch + 1
@@ -45,17 +45,17 @@ def crashing(settings, table: str, at_batch: int) -> MicroBatch:
 
         return crash_or_run
 
-    def metrics(increments, txn):
-        if table == CAMPAIGN_MINUTE_METRICS.name and due(txn):
+    def sums(declared, rows, txn):  # every additive gold table's commit
+        if table == declared.name and due(txn):
             raise Crash(f"{table} at batch {at_batch}")
-        return add_metrics(increments, txn)
+        return accumulate(declared, rows, txn)
 
     def sessions(written, read_at, txn, after=lambda: None):
         if table == USER_SESSIONS.name and due(txn):
             raise Crash(f"{table} at batch {at_batch}")
         return merge_sessions(written, read_at, txn, after)
 
-    batch.appender, batch.add_metrics, batch.merge_sessions = append, metrics, sessions
+    batch.appender, batch.accumulate, batch.merge_sessions = append, sums, sessions
     return batch
 
 
@@ -85,7 +85,7 @@ def counted_once(spark, settings) -> None:
     silver = lake.read(spark, settings, SILVER)
     events = silver.count()
     assert silver.select("event_id").distinct().count() == events
-    for table in GOLD:
+    for table in (t for t in GOLD if "events" in t.columns):
         assert lake.read(spark, settings, table).agg(F.sum("events")).first()[0] == events, table.name
     quarantine = lake.read(spark, settings, QUARANTINE)
     assert quarantine.select(*SOURCE_KEY).distinct().count() == quarantine.count()

@@ -43,7 +43,7 @@ def files_on_disk(settings, table) -> set[str]:
     [
         "events.after_files_written",
         "events.after_bronze_commit",
-        "events.after_metrics_commit",
+        "events.after_campaign_minute_metrics_commit",
         "events.after_sessions_rewritten",
         "events.after_user_sessions_commit",
     ],
@@ -71,7 +71,7 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
     surely_committed = {
         "events.after_files_written": [],
         "events.after_bronze_commit": appends,
-        "events.after_metrics_commit": appends,
+        "events.after_campaign_minute_metrics_commit": appends,
         "events.after_sessions_rewritten": appends,
         "events.after_user_sessions_commit": [*appends, USER_SESSIONS.name],
     }[where]
@@ -85,7 +85,8 @@ def test_a_crash_between_the_files_and_the_commits_leaves_each_record_once(spark
 
 
 @pytest.mark.parametrize(
-    "where", ["events.after_files_written", "events.after_metrics_commit", "events.after_user_sessions_commit"]
+    "where",
+    ["events.after_files_written", "events.after_campaign_minute_metrics_commit", "events.after_user_sessions_commit"],
 )
 def test_a_crash_between_golds_commits_counts_each_user_once(spark, lake, where):
     """The second batch brings u1 again in the minute its stored session already counts it in, and

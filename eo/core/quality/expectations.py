@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import great_expectations.expectations as gxe
 
+from eo.core.declaration import GoldTable
 from eo.core.quality.diff import BATCH, STREAM
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, EVENT_TYPES, SILVER, USER_SESSIONS
+from eo.core.tables import EVENT_TYPES, SILVER
 
 
 def _unique(key: Sequence[str]):
@@ -76,32 +77,36 @@ def silver() -> list:
     ]
 
 
-def campaign_minute_metrics() -> list:
-    table = CAMPAIGN_MINUTE_METRICS
+def declared(table: GoldTable) -> list:
+    """A declared gold table's domain (eo/core/declaration.py `Domain`): its key unique and never
+    null, then what its declaration says of every row."""
+    domain = table.domain
     return [
         _unique(table.key),
-        *_not_null(table.key),
-        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
-        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
-        gxe.ExpectColumnValuesToBeBetween(column="distinct_users", min_value=1),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="events", column_B="distinct_users", or_equal=True),
-        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
+        *_not_null([*table.key, *domain.not_null]),
+        *[gxe.ExpectColumnValuesToBeInSet(column=c, value_set=list(v)) for c, v in domain.in_set.items()],
+        *[gxe.ExpectColumnValuesToBeBetween(column=c, min_value=least) for c, least in domain.minimum.items()],
+        *[
+            gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A=a, column_B=b, or_equal=True)
+            for a, b in domain.at_least
+        ],
     ]
 
 
-def user_sessions() -> list:
-    table = USER_SESSIONS
-    return [
-        _unique(table.key),
-        *_not_null([*table.key, "session_end"]),
-        gxe.ExpectColumnValuesToBeBetween(column="events", min_value=1),
-        gxe.ExpectColumnPairValuesAToBeGreaterThanB(column_A="session_end", column_B="session_start", or_equal=True),
-        gxe.ExpectColumnValuesToBeBetween(column="revenue", min_value=0),
-    ]
+def domain_of(name: str) -> list | None:
+    """The domain expectations of a table by name: silver's, or a declared gold table's."""
+    from eo.core.gold import DECLARED
+
+    if name == SILVER.name:
+        return silver()
+    return declared(DECLARED[name]) if name in DECLARED else None
 
 
-DOMAIN = {
-    "silver": silver,
-    "campaign_minute_metrics": campaign_minute_metrics,
-    "user_sessions": user_sessions,
-}
+def __getattr__(name: str):
+    """Each declared gold table's domain suite by the table's name (`expectations.<table>()`), as
+    `silver()` is silver's."""
+    from eo.core.gold import DECLARED
+
+    if name in DECLARED:
+        return lambda: declared(DECLARED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

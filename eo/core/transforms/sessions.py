@@ -2,7 +2,7 @@
 
 An event at least SESSION_GAP after the previous one of the same user starts a new session.
 
-One definition, two executions (DESIGN.md): `sessionize` merges *intervals* (an event is an
+One definition, two executions (docs/design.md): `sessionize` merges *intervals* (an event is an
 interval of one instant; a session is one of its first and last event). The batch rebuild gives
 it every event of a user (`user_sessions`, with Spark's applyInArrow); the stream gives it a
 micro-batch's new events together with the stored sessions they can reach (`near`,
@@ -29,11 +29,16 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from eo.core.tables import SESSION_GAP_MINUTES, USER_SESSIONS
+from eo.core.tables import SESSION_GAP_MINUTES
 from eo.core.transforms.metrics import METRIC_KEY, REVENUE, purchase_revenue, window_start
 
 GAP = dt.timedelta(minutes=SESSION_GAP_MINUTES)
-SESSION_KEY = list(USER_SESSIONS.key)
+NAME = "user_sessions"  # declared in eo/core/gold/user_sessions.py
+SESSION_KEY = ["user_id", "session_start"]
+COLUMNS = (
+    "user_id STRING, session_start TIMESTAMP, session_end TIMESTAMP, session_date DATE, "
+    "events BIGINT, revenue DECIMAL(18,2), metric_keys ARRAY<STRING>"
+)
 GROUPS = 16  # user groups per batch rebuild: each one a call of sessionize
 TIME = pa.timestamp("us", tz="UTC")
 METRIC_KEYS = pa.list_(pa.string())
@@ -245,7 +250,8 @@ def merged_with(stored: pa.Table, intervals: pa.Table) -> tuple[pa.Table, pa.Tab
     return merged, touched
 
 
-def _sessions_of_group(events: pa.Table) -> pa.Table:
+def sessions_of(events: pa.Table) -> pa.Table:
+    """The declaration's transform: the sessions a set of events makes, in the table's shape."""
     return sessionize(as_intervals(events))
 
 
@@ -253,9 +259,7 @@ def user_sessions(events: DataFrame) -> DataFrame:
     """The batch execution: every user's events in one group, `sessionize` per group."""
     columns = events.select("user_id", "event_time", "event_type", "price", "campaign_id")
     group = F.pmod(F.xxhash64("user_id"), F.lit(GROUPS))
-    return columns.groupBy(group.alias("_group")).applyInArrow(
-        lambda _key, table: _sessions_of_group(table), USER_SESSIONS.ddl
-    )
+    return columns.groupBy(group.alias("_group")).applyInArrow(lambda _key, table: sessions_of(table), COLUMNS)
 
 
 USER_SESSIONS_SCHEMA = pa.schema(

@@ -15,24 +15,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.intervals import Interval
-from eo.core.tables import CAMPAIGN_MINUTE_METRICS, SILVER, USER_SESSIONS, TableDef
+from eo.core.tables import GOLD, SILVER, TableDef
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 
 # Delta's statistics keep times to the millisecond: a maximum may sit up to 1 ms below the value.
 STATS_SLACK = dt.timedelta(milliseconds=1)
-# Where rows of an interval can be: (table, namespace, its event-time column).
+# Where rows of an interval can be: (table, namespace, its event-time column): every declared
+# gold table on both sides, by its range column, and the stream's silver.
 CHECKED = (
-    (CAMPAIGN_MINUTE_METRICS, "main", "window_start"),
-    (USER_SESSIONS, "main", "session_start"),
+    *((table, "main", table.range_column) for table in GOLD),
     (SILVER, "main", "event_time"),
-    (CAMPAIGN_MINUTE_METRICS, "rebuild", "window_start"),
-    (USER_SESSIONS, "rebuild", "session_start"),
+    *((table, "rebuild", table.range_column) for table in GOLD),
 )
 
 
 def holding_rows(settings: Settings, intervals: list[Interval]) -> list[str]:
-    """The tables ("campaign_minute_metrics (rebuild)") whose files may hold rows in `intervals`:
+    """The tables ("<gold table> (rebuild)") whose files may hold rows in `intervals`:
     none means every one surely holds none."""
     return [
         f"{table.name} ({namespace})"
