@@ -9,7 +9,8 @@ files and the tables' logs, before Spark starts:
 
 - a checkpoint with batches, but no bronze: the lake was lost, or EO_LAKE_ROOT points elsewhere;
 - a lake that never saw the checkpoint's app id: the checkpoint belongs to another lake;
-- a live table missing beside bronze: it would be created empty, without the batches;
+- a live table missing beside bronze: it would be created empty, without the batches (unless it
+  was declared since the lake recorded its tables: eo/runtime/lake_tables.py);
 - a table short of the checkpoint's last committed batch: the lake is behind (an older copy);
 - bronze past the checkpoint's newest planned batch: the checkpoint is behind (an older copy);
 - no checkpoint and no bronze, but a beginning recorded in the lake: the lake was emptied.
@@ -27,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 
 from eo.core.tables import BRONZE
-from eo.runtime import lake_origin
+from eo.runtime import lake_origin, lake_tables
 from eo.runtime.cli import NotReady
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
@@ -47,7 +48,8 @@ def _planned(settings: Settings) -> int | None:
     return max(found, default=None)
 
 
-def _present(settings: Settings) -> list[str]:
+def present_tables(settings: Settings) -> list[str]:
+    """The live tables the lake holds now."""
     return [t.name for t in STREAM_TABLES if table_exists(settings, settings.table_path(t.name))]
 
 
@@ -55,7 +57,7 @@ def check(settings: Settings, new_lake: bool = False) -> str | None:
     """NotReady (one line) unless the lake and the checkpoint agree. Returns how the lake begins
     with this start (`lake_origin.FIRST_START`, `lake_origin.NEW_LAKE`), or None: it goes on."""
     lake, checkpoint = settings.lake_root, settings.checkpoint_path(QUERY)
-    present = _present(settings)
+    present = present_tables(settings)
     if new_lake:
         if present:
             raise NotReady(
@@ -89,7 +91,17 @@ def check(settings: Settings, new_lake: bool = False) -> str | None:
             "skipping whatever lies between. Set EO_CHECKPOINT_ROOT to this lake's own checkpoint; if that is "
             f"lost, set it to an empty folder and run `{RESET}`"
         )
+    recorded = lake_tables.joined(settings)
     missing = [t.name for t in STREAM_TABLES if t.name not in present]
+    added = lake_tables.new_tables(recorded, missing)  # declared since: created empty by this start
+    missing = [name for name in missing if name not in added]
+    for name in added:
+        print(
+            f"[lake] {name} is declared but not in the lake at {lake}: this start creates it empty, and it holds "
+            "the batches from now on; to fill the days before, run `python -m batch.rebuild --target main` with "
+            "the stream stopped (docs/extending.md)",
+            flush=True,
+        )
     if missing:
         raise NotReady(
             f"{', '.join(missing)} missing from the lake at {lake}, while the stream's checkpoint at {checkpoint} "
@@ -98,7 +110,7 @@ def check(settings: Settings, new_lake: bool = False) -> str | None:
         )
     from eo.runtime.live_tables import positions
 
-    reached = positions(settings, app_id)
+    reached = lake_tables.comparable(positions(settings, app_id), recorded)
     if committed is not None:
         behind = {name: at for name, at in reached.items() if at < committed + 1}
         if behind:

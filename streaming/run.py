@@ -23,7 +23,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame
 
 from eo.core.tables import SEED, SILVER, TableDef
-from eo.runtime import lake, lake_origin
+from eo.runtime import lake, lake_origin, lake_tables
 from eo.runtime.active import ActiveLock
 from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
@@ -140,7 +140,9 @@ def _run(
         beginning = _checked_before_spark(settings, new_lake)
     spark = build_session("eo-streaming", settings)
     aside = lake_match.keep_aside(spark, settings) if beginning == lake_origin.NEW_LAKE else None
+    found_before = lake_match.present_tables(settings)
     prepare(spark, settings)
+    _record_tables(settings, found_before)
     if beginning is not None:  # once bronze is made: a start that fails later has begun the lake all the same
         _record_beginning(settings, beginning, aside)
     ahead = None
@@ -222,6 +224,17 @@ RESET = (
     "Stop every instance and run `python -m ops.reset`: it keeps the checkpoint aside and rebuilds the "
     "engine state and the tables from bronze, nothing lost; then start the stream again"
 )
+
+
+def _record_tables(settings: Settings, found_before: list[str]) -> None:
+    """When each live table joined the lake (eo/runtime/lake_tables.py): one declared since the
+    last start was created empty by `prepare` and holds the batches after the checkpoint's last."""
+    from eo.runtime.monitoring import last_committed_batch
+
+    committed = last_committed_batch(settings.checkpoint_path(QUERY), environment(settings).lake_files)
+    joined = lake_tables.record(settings, found_before, lake_match.present_tables(settings), committed)
+    for name in joined:
+        print(f"[lake] {name} joined the lake after batch {committed}: it holds the batches from here on", flush=True)
 
 
 def _record_beginning(settings: Settings, how: str, aside: str | None) -> None:

@@ -11,7 +11,7 @@ tables that lack it, and skips the others). This names that batch and the tables
 from __future__ import annotations
 
 from eo.core.positions import partial_batch
-from eo.runtime import lake_origin
+from eo.runtime import lake_origin, lake_tables
 from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.live_tables import app_id_of, generation, positions
@@ -21,7 +21,9 @@ from eo.runtime.monitoring import last_committed_batch
 def lake_report(settings: Settings) -> dict:
     """{generation, positions, committed, partial, tables_line, begun, begun_lines}."""
     current = generation(settings)
-    reached = positions(settings, app_id_of(current)) if current else {}
+    reached = (
+        lake_tables.comparable(positions(settings, app_id_of(current)), lake_tables.joined(settings)) if current else {}
+    )
     committed = last_committed_batch(settings.checkpoint_path(STREAM_QUERY), environment(settings).lake_files)
     partial = partial_batch(reached)
     if partial:

@@ -154,8 +154,10 @@ def owner(settings: Settings, fence: Fence, whole: bool = True) -> commits.Txn |
     if current is None:
         return None
     app_id = app_id_of(current)
+    from eo.runtime import lake_tables
+
     reached = positions(settings, app_id)
-    partial = partial_batch(reached)
+    partial = partial_batch(lake_tables.comparable(reached, lake_tables.joined(settings)))
     if partial and not whole:
         raise NotReady(
             f"{partial}: a range cannot be rebuilt into the live tables until every table holds it; "

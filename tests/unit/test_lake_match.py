@@ -196,10 +196,13 @@ def test_a_partial_batch_is_named_by_status_and_verify_and_the_start_goes_on(lak
     report, rows = lake_state(settings)
     assert report["partial"] and report["positions"]["bronze"] == 3 and report["positions"]["user_sessions"] == 2
     (line,) = [value for name, value in rows if name == "tables"]
+    from eo.core.tables import GOLD
+
+    behind = ", ".join(f"{table.name} (at batch 1)" for table in GOLD)  # every declared gold table
     assert line.startswith(
-        "a crash left batch 2 partial: committed to bronze, quarantine, silver, not to campaign_minute_metrics "
-        "(at batch 1), user_sessions (at batch 1). Readers see batch 2 in the first and not in the others until "
-    )
+        f"a crash left batch 2 partial: committed to bronze, quarantine, silver, not to {behind}. "
+        "Readers see batch 2 in the first and not in the others until "
+    ), line
     assert f"  live tables: {line}" in lake_lines(report)
 
 
@@ -225,3 +228,53 @@ def lake_match_started() -> float:
     from eo.runtime import live_tables
 
     return int(live_tables._STARTED)
+
+
+def test_a_gold_table_declared_since_the_lake_recorded_its_tables_is_created_not_refused(
+    spark, lakes, tmp_path, capsys
+):
+    """docs/extending.md: a table added to a running platform joins on the same checkpoint, with no
+    reset. Declared since the last start (never recorded), it is created empty and joins after the
+    checkpoint's last batch: neither a deleted table nor a lake behind its checkpoint. A recorded
+    table that goes missing is still refused."""
+    from eo.core.gold import DECLARED
+    from eo.runtime import lake_tables
+    from eo.runtime.environment import environment
+    from eo.runtime.lake import ensure_tables
+    from eo.runtime.lake_report import lake_report
+    from eo.runtime.monitoring import last_committed_batch
+
+    settings = copy_of(lakes["a"], tmp_path)
+    added = next(name for name in DECLARED if name not in ("campaign_minute_metrics", "user_sessions"))
+    present = lake_match.present_tables(settings)
+    committed = last_committed_batch(settings.checkpoint_path(QUERY), environment(settings).lake_files)
+    assert lake_tables.record(settings, present, present, committed) == []  # there all along
+    shutil.rmtree(settings.table_path(added))  # as if declared only now: no table, no record
+    (tmp_path / "lake" / "_lake_tables" / f"{added}.json").unlink()
+
+    assert lake_match.check(settings) is None
+    said = capsys.readouterr().out
+    assert f"[lake] {added} is declared but not in the lake at {settings.lake_root}: this start creates it" in said
+    found_before = lake_match.present_tables(settings)
+    ensure_tables(spark, settings)  # what the start's prepare does
+    assert lake_tables.record(settings, found_before, lake_match.present_tables(settings), committed) == [added]
+    assert lake_tables.joined(settings)[added] == committed
+
+    assert lake_match.check(settings) is None  # started again before any batch: not behind
+    report = lake_report(settings)
+    assert report["partial"] is None and added not in report["positions"], report
+
+    shutil.rmtree(settings.table_path("user_sessions"))  # recorded, then deleted: refused as before
+    line = refusal(settings)
+    assert line.startswith(f"user_sessions missing from the lake at {settings.lake_root}")
+
+
+def test_comparable_positions_leave_out_only_a_table_that_joined_after_the_newest_batch():
+    from eo.runtime.lake_tables import comparable
+
+    recorded = {"bronze": None, "silver": None, "new": 4}
+    assert comparable({"bronze": 5, "silver": 5, "new": 0}, recorded) == {"bronze": 5, "silver": 5}
+    # a batch after it joined, missing from it: a partial batch, reported as one
+    assert comparable({"bronze": 6, "silver": 6, "new": 0}, recorded) == {"bronze": 6, "silver": 6, "new": 0}
+    assert comparable({"bronze": 6, "silver": 6, "new": 6}, recorded)["new"] == 6
+    assert comparable({"bronze": 5, "old": 0}, {"bronze": None, "old": None}) == {"bronze": 5, "old": 0}
