@@ -2,8 +2,10 @@
 (its logical date), let verification run on non-adjacent days, backfill two days of which one
 already has a run while a second backfill (lake maintenance) runs beside it (each runs list
 names the day each run covers in its run id), then tamper with one gold row and read
-the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt
-(skipped, not failed), try to rebuild a day in the future (refused) and kill the scheduler (the
+the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt, typed
+as a plain day (skipped, not failed), try to rebuild a day in the future (refused), rebuild into
+the live tables while the stream holds them (refused at once, not retried, the task's error the
+one line) and kill the scheduler (the
 watchdog starts it again, and "Component restarts" lists it). Each step asserts what the UI shows
 and keeps a screenshot under reports/e2e/. Each step is a test of its own, in this file's order, on
 one Airflow and one browser (module fixtures): a step that fails no longer hides the steps after it,
@@ -12,6 +14,7 @@ stopped here."""
 
 import datetime as dt
 import json
+import os
 import shutil
 import time
 import urllib.error
@@ -42,7 +45,7 @@ from tests.e2e.airflow_ui import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-PORT = 18080
+PORT = int(os.environ.get("EO_TEST_AIRFLOW_PORT", "18080"))  # one walk at a time on a port
 UTC = dt.UTC
 D5 = dt.datetime(2026, 11, 5)  # the lake holds events of 11-05 and 11-06
 SHOTS = REPO_ROOT / "reports" / "e2e"
@@ -118,6 +121,25 @@ class Api:
     def _read(request: urllib.request.Request) -> dict:
         with urllib.request.urlopen(request, timeout=30) as response:
             return json.load(response)
+
+    def send(self, method: str, path: str, body: dict) -> dict:
+        """A POST or PATCH: what a step sets up beside the UI (a run with a conf, a DAG unpaused)."""
+        request = urllib.request.Request(
+            f"{self.url}{path}",
+            data=json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+            method=method,
+        )
+        return self._read(request)
+
+    def task(self, dag_id: str, run_id: str, task_id: str) -> dict:
+        return self.get(f"/api/v2/dags/{dag_id}/dagRuns/{urllib.parse.quote(run_id, safe='')}/taskInstances/{task_id}")
+
+    def log(self, dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+        run = urllib.parse.quote(run_id, safe="")
+        path = f"/api/v2/dags/{dag_id}/dagRuns/{run}/taskInstances/{task_id}/logs/{try_number}?full_content=true"
+        found = self.get(path)
+        return json.dumps(found["content"])
 
     def runs(self, dag_id: str) -> list[dict]:
         return self.get(f"/api/v2/dags/{dag_id}/dagRuns?limit=100&order_by=run_after")["dag_runs"]
@@ -333,11 +355,11 @@ def test_4_a_tampered_gold_row_fails_verification_and_the_data_docs_name_it(spar
 
 
 def test_6_a_day_nobody_rebuilt_is_skipped_not_failed(walk):
-    """11-06: "not rebuilt", a skip, never a FAILED "extra". pick_interval answers it from the
-    Delta logs: verify starts no Spark driver."""
+    """11-06, typed as a plain day: "not rebuilt", a skip, never a FAILED "extra". pick_interval
+    answers it from the Delta logs: verify starts no Spark driver."""
     page, api, url = walk.page, walk.api, walk.url
     asked = api.now()
-    trigger_with_params(page, url, "verify_agreement", {"interval": "2026-11-06T00:00:00Z/2026-11-07T00:00:00Z"})
+    trigger_with_params(page, url, "verify_agreement", {"interval": "2026-11-06"})
     (skipped,) = after(api.wait("verify_agreement", lambda runs: after(runs, asked), "manual"), asked)
     assert skipped["state"] == "success" and skipped["note"] == "verifies 2026-11-06", skipped
     states = api.task_states("verify_agreement", skipped["dag_run_id"])
@@ -356,6 +378,39 @@ def test_7_a_day_in_the_future_is_refused_in_the_form(walk):
     trigger_with_params(page, url, "rebuild_derived", {}, logical_date=ahead, refused=refused)
     walk.shoot("7-future-day-refused")
     assert len(api.runs("rebuild_derived")) == runs_before
+
+
+def test_7b_a_rebuild_into_main_while_the_stream_runs_fails_at_once_saying_why(walk, walk_lake):
+    """The stream's normal state is running: a rebuild into the live tables is refused at its
+    first try, not retried, and the task's error is the one line, naming the stream and the
+    command (make stream-stop), not spark-submit's command."""
+    from eo.runtime.environment import environment
+    from eo.runtime.fencing import Fence
+    from eo.runtime.live_tables import QUERY, holder
+
+    page, api, url = walk.page, walk.api, walk.url
+    lease = environment(walk_lake).lease()
+    # As a running stream holds it, renewed: held for the step's length, the run may queue behind others.
+    stream = Fence.start(lease, QUERY, holder(), 1800.0)
+    try:
+        asked = api.now()
+        api.send("PATCH", "/api/v2/dags/rebuild_derived", {"is_paused": False})  # as test_1's trigger left it
+        api.send("POST", "/api/v2/dags/rebuild_derived/dagRuns", {
+            "logical_date": "2026-11-05T03:00:00Z", "conf": {"target": "main"},
+        })  # fmt: skip
+        (refused,) = after(api.wait("rebuild_derived", lambda runs: after(runs, asked), "manual"), asked)
+    finally:
+        lease.release(QUERY, stream.epoch)
+    assert refused["state"] == "failed", refused
+    task = api.task("rebuild_derived", refused["dag_run_id"], "rebuild_interval")
+    assert task["state"] == "failed" and task["try_number"] == 1, task  # not retried
+    log = api.log("rebuild_derived", refused["dag_run_id"], "rebuild_interval", 1)
+    assert "holds the stream's live tables: stop it (make stream-stop) before rebuilding --target main" in log
+    assert "not retried: trying again will not change it" in log
+    failed_note = "rebuilds 2026-11-05 into main · FAILED in rebuild_interval: see its last log line"
+    assert refused["note"] == failed_note, refused
+    note_shown(page, url, "rebuild_derived", refused, failed_note)
+    walk.shoot("7b-rebuild-into-main-refused-at-once")
 
 
 def test_8_a_killed_scheduler_is_started_again_and_listed(airflow, walk):
