@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+
+# Airflow on MWAA reads the declarations (eo/core/gold/) without pyspark or pandas: only jobs call what needs them.
+try:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import functions as F
+except ImportError:  # MWAA's venv
+    Column = DataFrame = F = None
 
 from eo.core.tables import METRIC_WINDOW
 

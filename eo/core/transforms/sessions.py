@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import datetime as dt
 
-import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+
+# Airflow on MWAA reads the declarations (eo/core/gold/) without pyspark or pandas: only jobs call what needs them.
+try:
+    import numpy as np
+    import pandas as pd
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+except ImportError:  # MWAA's venv
+    np = pd = DataFrame = F = None
 
 from eo.core.tables import SESSION_GAP_MINUTES
 from eo.core.transforms.metrics import METRIC_KEY, REVENUE, purchase_revenue, window_start
