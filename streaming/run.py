@@ -11,13 +11,8 @@ One query, `events`: Kafka -> bronze, quarantine, silver and gold, one micro-bat
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 
 from pyspark.sql import DataFrame
@@ -45,6 +40,7 @@ from streaming.query import (
     read_seed,
     run_query,
 )
+from streaming.requested_stop import STOP, STOPPED, stop_on_sigterm
 from streaming.standby import stand_by
 from streaming.takeover import prepare, refused_by, take_over
 
@@ -350,42 +346,6 @@ def main(argv: list[str] | None = None) -> int:
     )
 
 
-class StopRequested(BaseException):
-    """SIGTERM (`make stream-stop`, a cancelled job run, `kill PID`): a stop asked for, not a failure.
-    A BaseException, as KeyboardInterrupt: no `except Exception` on its way takes it for an error."""
-
-
-_STOP = threading.Event()  # set once a stop is asked for: what fails after it is the stop's doing
-
-
-@contextmanager
-def stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises StopRequested in the main thread while the block runs: the query is stopped,
-    the lease let go (`holding`'s exit), and the process ends with exit 0 and a line saying so
-    (`cli`). A second SIGTERM ends the process at once. Only the main thread can set a handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def requested(signum: int, frame) -> None:
-        if _STOP.is_set():  # a second one: at once
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
-        _STOP.set()
-        raise StopRequested
-
-    signal.signal(signal.SIGTERM, requested)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-STOPPED = "[streaming] stopped: a stop was requested (SIGTERM); the next start resumes from the checkpoint"
-
-
 def cli(argv: list[str] | None = None) -> int:
     """The process's entry point (`python -m streaming`, `spark-submit jobs/stream.py`). A requested
     stop (SIGTERM) exits 0 and says so, whatever the engine's shutdown raised after it."""
@@ -393,15 +353,15 @@ def cli(argv: list[str] | None = None) -> int:
         with stop_on_sigterm():
             code = guarded(main, argv)
     except BaseException:
-        if not _STOP.is_set():
+        if not STOP.is_set():
             raise
         code = 0
     try:
         close_state_stores()
     except Exception:  # after a stop the JVM may be gone: nothing is left to close
-        if not _STOP.is_set():
+        if not STOP.is_set():
             raise
-    if _STOP.is_set():
+    if STOP.is_set():
         print(STOPPED, file=sys.stderr, flush=True)
         return 0
     return code

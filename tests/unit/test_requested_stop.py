@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from streaming import requested_stop
 from streaming import run as stream_run
 
 pytestmark = pytest.mark.unit
@@ -16,9 +17,9 @@ pytestmark = pytest.mark.unit
 
 @pytest.fixture(autouse=True)
 def no_stop_left():
-    stream_run._STOP.clear()
+    requested_stop.STOP.clear()
     yield
-    stream_run._STOP.clear()
+    requested_stop.STOP.clear()
 
 
 def test_a_sigterm_stops_the_stream_with_exit_0_and_says_so(monkeypatch, capsys):
@@ -34,7 +35,7 @@ def test_a_sigterm_stops_the_stream_with_exit_0_and_says_so(monkeypatch, capsys)
     before = signal.getsignal(signal.SIGTERM)
     assert stream_run.cli([]) == 0
     assert reached == [] and signal.getsignal(signal.SIGTERM) is before
-    assert stream_run.STOPPED in capsys.readouterr().err
+    assert requested_stop.STOPPED in capsys.readouterr().err
 
 
 def test_what_the_engine_raises_after_a_stop_is_the_stops_doing(monkeypatch, capsys):
