@@ -183,7 +183,7 @@ def partial(settings) -> None:
 
 
 def test_a_partial_batch_is_named_by_status_and_verify_and_the_start_goes_on(lakes, tmp_path):
-    from batch.verify import lake_lines
+    from batch.verdict_text import lake_lines
     from eo.runtime.lake_report import lake_report
     from infra.streaming import lake_state
 
