@@ -56,6 +56,7 @@ from eo.runtime.data_files import add_actions
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Fence
 from eo.runtime.hooks import hooks
+from eo.runtime.maintenance_race import changed_since
 from eo.runtime.reading import classify_records
 from eo.runtime.sinks.postgres import PostgresSink
 from streaming import poison, replays, stored_sessions, task_writes
@@ -256,7 +257,7 @@ class MicroBatch:
         table = self.tables[SESSIONS.name]
         if not commits.should_commit(table, txn):
             return False
-        changed = commits.changed_since(table, read_at)
+        changed = changed_since(table, read_at)
         if changed:
             raise SessionsMoved(
                 f"{SESSIONS.name} moved during the batch (version {read_at} -> {table.current.version()}: "

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 
 from eo.runtime.fencing import Fenced, decode_version, encode_version
 from eo.runtime.hooks import hooks
+from eo.runtime.maintenance_race import beside_maintenance
 
 T = TypeVar("T")
 
@@ -147,30 +148,6 @@ def should_commit(table: Table, txn: Txn) -> bool:
     return position < txn.position
 
 
-# Operations that keep a table's rows as they are: files compacted or reordered, files deleted
-# that no version still names.
-KEEPS_ROWS = ("OPTIMIZE", "VACUUM START", "VACUUM END")
-
-
-def changed_since(table: Table, version: int) -> list[str]:
-    """The operations committed to the table (as last refreshed) after `version` that may have
-    changed its rows, as `operation@version`."""
-    latest = table.current.version()
-    newer = latest - version
-    if newer <= 0:
-        return []
-    # Newest first; delta-rs lists from `latest - newer + 1` on with no upper bound, so commits that
-    # landed since the refresh come first: the oldest `newer` entries are versions+1..latest.
-    entries = table.current.history(newer)[-newer:]
-    if len(entries) < newer:  # a commit without its commit info: nothing says what it did
-        return [f"unknown@{version + 1}..{latest}"]
-    return [
-        f"{entry['operation']}@{latest - index}"
-        for index, entry in enumerate(entries)
-        if entry["operation"] not in KEEPS_ROWS
-    ]
-
-
 def conform(rows: pa.Table, schema: pa.Schema) -> pa.Table:
     """The rows in the table's own column order and types (Spark's Arrow output says `not null`
     for literals, Delta's schema says nullable; the values are the same)."""
@@ -236,28 +213,6 @@ def _merge(table: Table, rows: pa.Table, key: Sequence[str], txn: Txn, partition
         target_alias="t",
         commit_properties=commit_properties(txn),
     )
-
-
-# How many times a commit refused because maintenance committed first is made again.
-MAINTENANCE_ATTEMPTS = 5
-
-
-def beside_maintenance(table: Table, commit: Callable[[], T]) -> T:
-    """`commit()` (built on the table as last refreshed), made again on the new version when
-    delta-rs refused it because maintenance committed first (OPTIMIZE's compaction removed files
-    it read: the rows are the same). A refusal after any other commit is raised as it is."""
-    from deltalake.exceptions import CommitFailedError
-
-    for attempt in range(MAINTENANCE_ATTEMPTS):
-        version = table.current.version()
-        try:
-            return commit()
-        except CommitFailedError:
-            table.refresh()
-            if changed_since(table, version) or attempt == MAINTENANCE_ATTEMPTS - 1:
-                raise
-            print(f"[commit] {table.uri}: maintenance committed first; made again on version {table.current.version()}")
-    raise AssertionError("unreachable")
 
 
 def accumulate(

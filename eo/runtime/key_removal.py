@@ -26,9 +26,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from eo.core.tables import TableDef
-from eo.runtime.commits import Table, Txn, beside_maintenance, commit_files, commit_properties
+from eo.runtime.commits import Table, Txn, commit_files, commit_properties
 from eo.runtime.data_files import Buckets, add_actions, write_files
 from eo.runtime.hooks import hooks
+from eo.runtime.maintenance_race import beside_maintenance
 
 READERS = 4  # files read at once
 

@@ -13,9 +13,10 @@ from pyarrow import fs
 
 from eo.core.tables import USER_SESSIONS
 from eo.core.transforms.sessions import USER_SESSIONS_SCHEMA
-from eo.runtime.commits import Table, Txn, changed_since
+from eo.runtime.commits import Table, Txn
 from eo.runtime.data_files import write_files
 from eo.runtime.key_removal import KeysNotFound, TableMoved, holding_files, remove_and_add
+from eo.runtime.maintenance_race import changed_since
 from streaming.session_merge import user_buckets, user_partition
 
 pytestmark = pytest.mark.unit
