@@ -40,9 +40,8 @@ from pathlib import Path
 from eo.runtime.config import REPO_ROOT
 from infra import process, service
 from infra.airflow_config import config_file, where
-from infra.airflow_tasks import describe_task, lost_tasks, tasks_in
+from infra.airflow_tasks import describe_task, tasks_in
 from infra.postgres import Postgres
-from infra.status import Status
 
 DEFAULT_HOME = REPO_ROOT / "data" / "airflow"
 DATABASE = "airflow"
@@ -374,50 +373,6 @@ def _stop(airflow: AirflowService, args: argparse.Namespace) -> None:
     print(f"stopped: {', '.join(stopped)}" if stopped else "Airflow was not running")
 
 
-def _status(airflow: AirflowService, args: argparse.Namespace) -> Status:
-    running = airflow.running()
-    up = all(running.values()) and airflow.healthy()
-    state = "running" if up else ("partly running" if any(running.values()) else "stopped")
-    database = airflow.metadata()
-    restarts = airflow.restarts()
-    login = f"{USER} / {airflow.password()}" if (airflow.home / "secrets.json").exists() else "set on first start"
-    report = {
-        "service": "airflow",
-        "state": state,
-        "url": airflow.url,
-        "login": login,
-        "database": database,
-        "healthy": up,
-        "components": running,
-        "watchdog": airflow.watching(),
-        "restarts": restarts,
-        "tasks_lost": lost_tasks(restarts),
-    }
-    report["data_docs"] = f"{airflow.url}/data-docs/"
-    report["started_with"] = {k: v for k, v in airflow.knobs if k != "EO_AIRFLOW_DB_URL"}  # no password
-    rows = [("Airflow", state), ("url", airflow.url), ("login", report["login"]), ("metadata", database)]
-    rows.append(("Data Docs", report["data_docs"]))
-    rows += [(name, "running" if alive else "stopped") for name, alive in running.items()]
-    rows.append(("watchdog", "restarts a component that dies" if report["watchdog"] else "stopped"))
-    if restarts:
-        last = restarts[-1]
-        rows.append(
-            ("restarts", f"{len(restarts)}, last {last['component']} at {last['at']} ({airflow.restarts_file})")
-        )
-    for restart in [r for r in restarts if r.get("tasks")][-3:]:
-        tasks = restart["tasks"]
-        rows.append(
-            (
-                "tasks lost",
-                f"{len(tasks)} when the {restart['component']} died before {restart['at']}, run again from "
-                f"the start: {'; '.join(describe_task(t) for t in tasks)}",
-            )
-        )
-    if not up:
-        rows.append(("to start it", "make airflow"))
-    return Status(up, report, rows)
-
-
 def _watch(airflow: AirflowService, args: argparse.Namespace) -> None:
     airflow.watch()
 
@@ -430,10 +385,12 @@ def _cli(airflow: AirflowService, args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from infra import airflow_status  # it reads this module's service
+
     return service.main(
         "infra.airflow", __doc__, lambda args: AirflowService.default(args.port, args.home),
-        start=_start, stop=_stop, status=_status, verbs={"watch": _watch, "cli": _cli}, options=service.port_and_home,
-        passthrough=("cli",), argv=argv,
+        start=_start, stop=_stop, status=airflow_status.status, verbs={"watch": _watch, "cli": _cli},
+        options=service.port_and_home, passthrough=("cli",), argv=argv,
     )  # fmt: skip
 
 

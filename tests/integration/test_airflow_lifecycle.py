@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from infra import airflow, process, streaming
+from infra import airflow, airflow_status, process, streaming
 from tests.conftest import settings_env
 
 pytestmark = pytest.mark.integration
@@ -151,7 +151,7 @@ def test_airflow_restarts_and_stops_leave_the_stream_alone_and_say_which_tasks_w
         # would run on beside the task's next try. The stream is not the task's: it runs on.
         assert not any(process.alive(p) for p in (worker, task, spark_job))
         assert process.alive(stream)
-        rows = dict(airflow._status(service, None).rows)
+        rows = dict(airflow_status.status(service, None).rows)
         assert "stream_supervisor.restart_if_needed (run manual__1, try 1, ran 0 min" in rows["tasks lost"]
 
         # make airflow-stop while the restarted scheduler runs a task: the task's processes stop

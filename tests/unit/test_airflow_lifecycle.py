@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from infra import airflow, airflow_tasks, process
+from infra import airflow, airflow_status, airflow_tasks, process
 
 pytestmark = pytest.mark.unit
 
@@ -100,7 +100,7 @@ def test_airflow_status_says_which_tasks_a_restart_took_with_it(tmp_path, monkey
         {"component": "scheduler", "at": "2026-11-26T03:00:00Z", "pid": 41, "tasks": [rebuild, verify, unnamed]},
     ]
     service.restarts_file.write_text("".join(json.dumps(r) + "\n" for r in restarts))
-    status = airflow._status(service, None)
+    status = airflow_status.status(service, None)
     rows = dict(status.rows)
     assert rows["restarts"].startswith("2, last scheduler at 2026-11-26T03:00:00Z")
     assert rows["tasks lost"] == (
@@ -143,7 +143,7 @@ def test_commands_after_a_start_find_the_port_and_database_it_was_started_with(t
     monkeypatch.delenv("EO_PG_PORT")
     later = airflow.AirflowService.default(home=tmp_path)
     assert later.url == "http://127.0.0.1:18997"
-    rows = dict(airflow._status(later, None).rows)
+    rows = dict(airflow_status.status(later, None).rows)
     assert rows["url"] == "http://127.0.0.1:18997" and rows["Data Docs"] == "http://127.0.0.1:18997/data-docs/"
     assert rows["metadata"] == "PostgreSQL at 127.0.0.1:15999/airflow"
     assert later.postgres().port == 15999 and dict(later.knobs)["EO_PG_PORT"] == "15999"  # env() passes them on
