@@ -1,4 +1,5 @@
-"""user_sessions merged where the users are: the last stage of a micro-batch's one Spark job.
+"""The sessions table (the gold table declared with the Sessions rule) merged where the users are:
+the last stage of a micro-batch's one Spark job.
 
 Each task that writes the batch's files (streaming/task_writes.py) makes the sessions of its own
 events and sends them, as intervals, to the task that owns their users: `user_partition`, a
@@ -7,7 +8,7 @@ holds every new interval of its users. It reads the stored sessions they reach
 (streaming/stored_sessions.py, at the version the driver pinned before the job), counts the users
 new to each minute against them (`new_user_tuples`: a key of a user's new intervals that none of
 the user's stored sessions holds), merges them (`merged_with`), and writes the merged sessions as
-new files of user_sessions.
+new files of the sessions table.
 
 Files are laid out by owner (`user_buckets`: a file per partition and owner, noting its owner),
 so an owner never opens another owner's files, and rewrites its own alone: a file of its own that
@@ -41,7 +42,7 @@ from streaming.stored_sessions import Owner, SessionsAt, near_stored, schema_at
 
 SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
 
-# The owner hash, by name: every user_sessions file records it beside its owner (data_files.Buckets),
+# The owner hash, by name: every file of the sessions table records it beside its owner (data_files.Buckets),
 # and its known answers pin what that name computes. Should a pandas release hash strings otherwise,
 # owners would adopt the files of other owners' users (sessions doubled, distinct users counted
 # twice): the stream refuses to start instead (`check_owner_hash`). Moving to another hash: a new
@@ -89,7 +90,7 @@ def user_partition(users: pa.Array | pa.ChunkedArray, partitions: int) -> np.nda
 
 
 def user_buckets(owners: int) -> Buckets:
-    """user_sessions' files laid out by owner: a file per partition and owner of `owners`, so each
+    """The sessions table's files laid out by owner: a file per partition and owner of `owners`, so each
     owner of a later batch opens its own alone (streaming/stored_sessions.py `Owner`)."""
     return Buckets("user_id", owners, user_partition, OWNER_HASH)
 
@@ -113,7 +114,7 @@ def session_merger(
     settings: Settings, sessions: SessionsAt, owners: int, label: str, into: str | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The function each owning task runs (DataFrame.mapInArrow over OUT rows): file rows pass as
-    they are; the S parts are merged into user_sessions and their users new to a minute counted,
+    they are; the S parts are merged into the sessions table and their users new to a minute counted,
     and those go out added up with the M parts it received, as one M part (see the module).
     `owners`: how many tasks own users. `label` starts file names. `into`: where the merged files
     go, if not into the table (a rehearsal's scratch folder: it reads the real table, and writes
@@ -160,7 +161,7 @@ class OwnerMerge:
 
 
 def merge_owned(at: SessionsAt, intervals: pa.Table, owner: Owner, read, write, tag: str) -> OwnerMerge:
-    """One owner's merge of its users' new `intervals` with user_sessions at `at` (read through
+    """One owner's merge of its users' new `intervals` with the sessions table at `at` (read through
     filesystem `read`), its files written through `write` (both rooted at the table's folder);
     `tag` starts their names."""
     reached = near_stored(at, intervals, read, owner)

@@ -98,7 +98,7 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     writing their files into a scratch folder: a standby that takes over then finds Spark's
     generated code compiled, the JVM warm and the tasks' Python workers started (a first batch in
     a cold JVM costs seconds more than in a warm one). The sessions' owners run too: they read the
-    real user_sessions (pinned, as a batch does; the workers keep it open) and write their merged
+    real sessions table (pinned, as a batch does; the workers keep it open) and write their merged
     sessions into the scratch folder. Nothing reaches the lake, and nothing is committed.
 
     It reads in two batches, then replays the second from the scratch checkpoint in a new run, as a

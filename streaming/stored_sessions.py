@@ -1,7 +1,7 @@
 """The stored sessions a micro-batch's new events can reach, found where the events are.
 
 The task that owns a set of users in the batch's job (streaming/session_merge.py) reads
-user_sessions itself, at the version the driver saw before the job (`SessionsAt`): only files
+the sessions table itself, at the version the driver saw before the job (`SessionsAt`): only files
 whose statistics say they hold a session within the gap of one of its new intervals
 (`reach_windows`: the intervals' spans, widened by the gap and joined), only rows of its own
 users, and of those only the sessions its intervals reach (`near`). Files laid out by owner
@@ -47,7 +47,7 @@ WINDOWS = 16
 
 @dataclass(frozen=True)
 class SessionsAt:
-    """user_sessions at one version, as the tasks of one micro-batch read it."""
+    """The sessions table at one version, as the tasks of one micro-batch read it."""
 
     uri: str
     version: int

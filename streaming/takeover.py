@@ -29,7 +29,7 @@ def prepare(spark, settings: Settings) -> None:
 
 
 def refuse_sessions_without_keys(settings: Settings) -> None:
-    """NotReady if user_sessions holds sessions stored before `metric_keys`: the stream counts a
+    """NotReady if the sessions table holds sessions stored before `metric_keys`: the stream counts a
     minute's distinct users against the keys its stored sessions hold, and theirs are not known.
     A reset rebuilds gold from silver, keys included (docs/operations.md)."""
     if not table_exists(settings, settings.table_path(SESSIONS.name)):

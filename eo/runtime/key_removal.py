@@ -1,7 +1,7 @@
 """Rows removed by key and files added, in one exactly-once commit: a MERGE whose new rows the
 tasks already wrote.
 
-The stream's tasks merge user_sessions themselves (streaming/session_merge.py): they write the
+The stream's tasks merge the sessions table themselves (streaming/session_merge.py): they write the
 merged sessions as new files, write again the files of their own that held what they replaced
 (returning their paths: removed as they are), and return the keys of the stored sessions they
 replaced in any other file. The driver finds the files that hold these keys (partition values,
@@ -155,7 +155,7 @@ def _remove(row: dict, definition: TableDef, now: int):
 
 def held(rows: pa.Table, keys: pa.Table, key: list[str]) -> pa.Array:
     """Which of `rows` have one of `keys`: joined on the key columns alone (a join carries no
-    list, such as user_sessions' metric_keys)."""
+    list, such as the sessions table's metric_keys)."""
     indexed = rows.select(key).append_column("_row", pa.array(np.arange(rows.num_rows)))
     hit = indexed.join(keys, key, join_type="inner")["_row"].to_numpy()
     mask = np.zeros(rows.num_rows, dtype=bool)

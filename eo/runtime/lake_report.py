@@ -2,7 +2,7 @@
 against the stream's checkpoint, a partial batch named, and how the lake began.
 
 A micro-batch commits to each live table in its own Delta transaction (bronze, quarantine and
-silver at once, then campaign_minute_metrics, then user_sessions). A failure between them (a
+silver at once, then each declared gold table). A failure between them (a
 kill, a full disk) leaves the batch in some tables and not in others: a reader sees it there, and
 not in the rest, until the stream's next start completes it (its replay commits the batch to the
 tables that lack it, and skips the others). This names that batch and the tables behind it.
