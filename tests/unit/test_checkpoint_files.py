@@ -55,11 +55,16 @@ def streamed_v2(spark, tmp_path_factory):
     return Path(settings.checkpoint_path(QUERY))
 
 
+def _copy(checkpoint: Path, tmp_path: Path) -> Path:
+    """A copy of a written checkpoint, to damage."""
+    copy = tmp_path / "events"
+    shutil.copytree(checkpoint, copy)
+    return copy
+
+
 @pytest.fixture
 def root_v2(streamed_v2, tmp_path) -> Path:
-    copy = tmp_path / "events"
-    shutil.copytree(streamed_v2, copy)
-    return copy
+    return _copy(streamed_v2, tmp_path)
 
 
 @pytest.fixture
@@ -69,9 +74,7 @@ def written(streamed) -> Path:
 
 @pytest.fixture
 def root(written, tmp_path) -> Path:
-    copy = tmp_path / "events"
-    shutil.copytree(written, copy)
-    return copy
+    return _copy(written, tmp_path)
 
 
 def damage(root: Path) -> str:
