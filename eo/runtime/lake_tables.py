@@ -49,22 +49,21 @@ def new_tables(recorded: Mapping[str, int | None], missing: Iterable[str]) -> li
 def record(settings: Settings, found_before: Iterable[str], present: Iterable[str], committed: int | None) -> list[str]:
     """Record each table in `present` that has no record yet: one the start found already there
     (`found_before`) joined with the lake, one it created joined after `committed` (the
-    checkpoint's last committed batch). Returns the tables recorded as joined now."""
+    checkpoint's last committed batch). Returns the tables that joined after a batch (none on a
+    lake's first start: every table is there from its beginning)."""
     recorded = joined(settings)
     before = set(found_before)
     files = environment(settings).lake_files
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     created = []
-    for name in present:
-        if name in recorded:
-            continue
+    files.make_folder(folder(settings))
+    for name in (name for name in present if name not in recorded):
         after = None if name in before else committed
-        if name not in before:
+        if after is not None:  # created by this start after a batch: it joins after it
             created.append(name)
-        files.make_folder(folder(settings))
         entry = {"table": name, "joined_after": after, "recorded_at": now}
         files.write_text(f"{folder(settings)}/{name}.json", json.dumps(entry, indent=2) + "\n")
-    return created if committed is not None else []
+    return created
 
 
 def comparable(reached: Mapping[str, int], recorded: Mapping[str, int | None]) -> dict[str, int]:
