@@ -15,17 +15,20 @@ once (`user_tuples`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Airflow on MWAA reads the declarations (eo/core/gold/) without pyspark or pandas: only jobs call what needs them.
-try:
+from eo.core.optional import module
+
+if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql import functions as F
-except ImportError:  # MWAA's venv
-    Column = DataFrame = F = None
 
 from eo.core.tables import METRIC_WINDOW
+
+# Not on Airflow on MWAA, which reads the declarations and calls none of this (eo/core/optional.py).
+F = module("pyspark.sql.functions")
 
 NAME = "campaign_minute_metrics"  # declared in eo/core/gold/campaign_minute_metrics.py
 METRIC_KEY = ["campaign_id", "event_type", "window_start"]

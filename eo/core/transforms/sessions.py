@@ -21,21 +21,23 @@ the stored sessions a batch merges with are the only ones to look at (`new_user_
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# Airflow on MWAA reads the declarations (eo/core/gold/) without pyspark or pandas: only jobs call what needs them.
-try:
-    import numpy as np
-    import pandas as pd
+from eo.core.optional import module
+
+if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
-except ImportError:  # MWAA's venv
-    np = pd = DataFrame = F = None
 
 from eo.core.tables import SESSION_GAP_MINUTES
 from eo.core.transforms.metrics import METRIC_KEY, REVENUE, purchase_revenue, window_start
+
+# Not on Airflow on MWAA, which reads the declarations and calls none of this (eo/core/optional.py).
+np = module("numpy")
+pd = module("pandas")
+F = module("pyspark.sql.functions")
 
 GAP = dt.timedelta(minutes=SESSION_GAP_MINUTES)
 NAME = "user_sessions"  # declared in eo/core/gold/user_sessions.py
