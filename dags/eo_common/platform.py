@@ -15,9 +15,6 @@ from typing import Any
 
 from airflow.sdk import Asset, BaseOperator
 
-# The variable a job's one line goes to (eo.runtime.cli.ONE_LINE_FILE; not imported: parse time).
-ONE_LINE_FILE = "EO_ONE_LINE_FILE"
-
 # The checkout the jobs run from (DAG files live in its dags/ folder).
 HOME = Path(os.environ.get("EO_HOME") or Path(__file__).resolve().parents[2])
 
@@ -62,6 +59,7 @@ class SparkSubmitLauncher:
     def execute(self, operator: PlatformSparkSubmitOperator, settings, context):
         from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
+        from eo.runtime.cli import ONE_LINE_FILE
         from eo.runtime.submit import build_pyfiles, job_env, submit_conf
 
         conf = submit_conf(settings, operator.conf)

@@ -132,11 +132,6 @@ class GoldTable:
             live=True,
         )
 
-    @property
-    def values(self) -> tuple[str, ...]:
-        """The columns besides the key."""
-        return tuple(c for c in self.table.columns if c not in self.key)
-
 
 def reach(table: GoldTable) -> tuple[dt.timedelta, dt.timedelta | None]:
     """How far before and after its range column a row's events can be: an additive row's are in
