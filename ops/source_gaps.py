@@ -92,8 +92,7 @@ def to_record(shown: list[Gap], gaps: list[Gap], accepted: list[Gap]) -> list[Ga
 
 def _accept(settings, by: str, reason: str, ranges: str | None) -> int:
     shown = shown_ranges(settings, ranges)
-    gaps, _ = source_gaps.current(settings)
-    new = to_record(shown, gaps, source_gaps.accepted(settings))
+    new = to_record(shown, source_gaps.found_before(settings), source_gaps.accepted(settings))
     if not new:
         print(f"nothing to accept: {described(shown)} is accepted already")
         return 0
