@@ -54,36 +54,31 @@ def by_lease(settings: Settings):
     """The stream instance holding the stream's lease (eo/runtime/fencing.py HeldBy), however it was
     started (`make stream-start`, `python -m streaming run` or spark-submit by hand, another
     machine), unless its hold is over or its process is known gone; None otherwise."""
-    from eo.runtime.live_tables import live_holder
+    from eo.runtime.live_tables import holder_kind, live_holder
 
     held = live_holder(settings)
-    return held if held is not None and held.holder.startswith("the stream") else None
+    return held if held is not None and holder_kind(held) == "stream" else None
 
 
 def instance(held) -> dict | None:
     """The running instance as the lease names it, for status: its pid, host and epoch (the number
     a newer instance's fence is above), or None when no stream holds the lease."""
-    import re
+    from eo.runtime.live_tables import holder_parts
 
     if held is None:
         return None
-    found = re.search(r" on (?P<host>\S+) pid (?P<pid>\d+)", held.holder)
-    return {
-        "pid": int(found["pid"]) if found else None,
-        "host": found["host"] if found else None,
-        "epoch": held.epoch,
-        "renewed_until": held.until,
-        "holder": held.holder,
-    }
+    host, pid = holder_parts(held.holder)
+    return {"pid": pid, "host": host, "epoch": held.epoch, "renewed_until": held.until, "holder": held.holder}
 
 
 def _local_pid(held) -> int | None:
     """The holder's process, when it runs on this machine."""
-    import re
     import socket
 
-    found = re.search(r" on (?P<host>\S+) pid (?P<pid>\d+)", held.holder) if held else None
-    return int(found["pid"]) if found and found["host"] == socket.gethostname() else None
+    from eo.runtime.live_tables import holder_parts
+
+    host, pid = holder_parts(held.holder) if held else (None, None)
+    return pid if host == socket.gethostname() else None
 
 
 def running(settings: Settings) -> bool:
@@ -174,10 +169,15 @@ def started_at(settings: Settings) -> float | None:
     """When the running instance started, in epoch seconds; None when none runs. A standby that
     took over counts from when it was found to have (its pid file promoted: the file's change
     time), not from when it began to wait."""
-    if not running(settings):
-        return None
-    if not _alive(settings, "streaming"):  # started otherwise: its lease says since when
-        return _since(by_lease(settings))
+    _promote(settings)
+    return _started(settings, _alive(settings, "streaming"), None)
+
+
+def _started(settings: Settings, by_service: bool, held) -> float | None:
+    """`started_at`, with the service's state and (when it runs none) the lease's holder known:
+    the lease is read only when needed (a DynamoDB call in the cloud)."""
+    if not by_service:  # started otherwise, if at all: its lease says since when
+        return _since(held if held is not None else by_lease(settings))
     path = pid_file(settings)
     began = process.started(process.read_pid(path))
     try:
@@ -215,14 +215,15 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
     from streaming.poison import read_record
 
     poison = read_record(settings)
-    up = running(settings)
-    held = by_lease(settings)
+    _promote(settings)
     by_service = _alive(settings, "streaming")
+    held = by_lease(settings)  # read once: whoever runs it, however it was started
+    up = by_service or held is not None
     try:
         queries, kafka = health(settings), "reachable"
     except KafkaException as exc:  # the lag needs the broker; the rest does not
         queries, kafka = {}, f"not reachable at {settings.kafka_bootstrap} ({_kafka_error(exc)}): make kafka-start"
-    since = started_at(settings) if up else None
+    since = _started(settings, by_service, held) if up else None
     when = "" if since is None else time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
     started = [] if since is None else [("started", f"{when}, {seconds(time.time() - since)} ago")]
     report = {

@@ -64,6 +64,13 @@ def holder(role: str = "the stream") -> str:
 
 _HOLDER = re.compile(r" on (?P<host>\S+) pid (?P<pid>\d+)")
 
+
+def holder_parts(holder_line: str) -> tuple[str | None, int | None]:
+    """The machine and process a holder line (`holder`) names, or (None, None)."""
+    found = _HOLDER.search(holder_line)
+    return (found["host"], int(found["pid"])) if found else (None, None)
+
+
 # What a holder of the stream's lease is, by the role its record begins with (`holder(role)`):
 # the stream (streaming/takeover.py), a reset (ops/reset.py), a rebuild into the live tables
 # (batch/rebuild.py `--target main`).
