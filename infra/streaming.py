@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
-from eo.runtime.cli import exit_with
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
 from eo.runtime.submit import submit_command, submit_env
 from infra import process, service
@@ -339,4 +339,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_with(main)  # never 134 after printing the status (eo/runtime/cli.py)
+    sys.exit(main())

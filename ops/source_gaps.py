@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from eo.core.source_gaps import Gap, described, parse_ranges, uncovered
 from eo.runtime import source_gaps
-from eo.runtime.cli import EXIT_CODES, NotReady, exit_with, guarded
+from eo.runtime.cli import EXIT_CODES, NotReady, guarded
 from eo.runtime.config import load_settings
 from streaming.source_loss import ACCEPT, accept_command
 
@@ -132,4 +133,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    exit_with(guarded, main)
+    sys.exit(guarded(main))

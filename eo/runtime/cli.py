@@ -1,7 +1,6 @@
 """What every command line does with a failure it knows: one line that says what to do next.
 
     raise SystemExit(guarded(main))
-    exit_with(guarded, main)  # a command that reads Delta tables into Arrow (see `exit_with`)
 
 Exit codes, the same for every entry point (each `--help` says them):
   0 done; 1 the work ran and found a problem (verification failed, records not acknowledged);
@@ -11,16 +10,12 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import re
 import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable
-from typing import NoReturn
 
 OK, FAILED, USAGE, NOT_READY = 0, 1, 2, 3
 EXIT_CODES = (
@@ -174,40 +169,3 @@ def guarded(main: Callable[[list[str] | None], int], argv: list[str] | None = No
         return code
     finally:
         job_log.end(before)
-
-
-def exit_with(run: Callable[..., int], *args) -> NoReturn:
-    """End the process with the exit code `run(*args)` returns (or Python's own: 2 for argparse's
-    refusal, 1 and its traceback for a bug), and nothing else.
-
-    An interpreter that finalizes while a native thread still holds Python objects may abort with
-    134 ("terminate called without an active exception") after everything was printed: pyarrow's
-    dataset scan over delta-rs's Python file system (`to_pyarrow_table`) leaves its read-ahead to
-    Arrow's threads, and the last one to let a Python file go asks for the GIL during finalization.
-    CPython then ends that thread with pthread_exit, whose unwinding through a noexcept C++
-    destructor is std::terminate (`python -m ops.source_gaps list`, 3 runs in 20). So the
-    process ends as finalization would, without it: the non-daemon threads are joined, the exit
-    handlers run (pyspark's, logging's), the output is flushed, then `os._exit`."""
-    try:
-        code = run(*args)
-    except SystemExit as stop:
-        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        if isinstance(stop.code, str):
-            print(stop.code, file=sys.stderr)
-    except KeyboardInterrupt:
-        code = 130
-    except Exception:  # noqa: BLE001 - a bug: its traceback, as the interpreter would print it
-        traceback.print_exc()
-        code = 1
-    try:
-        for thread in threading.enumerate():
-            if thread is not threading.current_thread() and not thread.daemon:
-                thread.join()
-        atexit._run_exitfuncs()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):  # a closed pipe (`| head`): nothing more can be said
-                pass
-        os._exit(code)

@@ -103,6 +103,13 @@ class Environment:
 
         return fs.SubTreeFileSystem(uri.removeprefix("file://"), fs.LocalFileSystem())
 
+    def rows(self, table, columns: list[str] | None = None):
+        """A Delta table's rows (`commits.Table`, as last refreshed) in Arrow, read through
+        `arrow_filesystem`: never `to_pyarrow_table`, whose Python file system leaves Arrow threads
+        that abort the interpreter at exit (134, after a command printed everything)."""
+        dataset = table.current.to_pyarrow_dataset(filesystem=self.arrow_filesystem(table.uri))
+        return dataset.to_table(columns=columns)
+
     # -- leases and locks --------------------------------------------------------------------
     @property
     def lock_root(self) -> str:

@@ -35,12 +35,14 @@ def domains(settings: Settings) -> Domains:
 def catalogue(settings: Settings) -> Catalogue:
     """Each campaign with its ads, from the reference tables (they change only with a deploy,
     which restarts the stream). Read with delta-rs: two small tables, no Spark job."""
+    env = environment(settings)
     owned: dict[str, list[str]] = {}
-    for row in (
-        environment(settings).table(ADS.name).refresh().to_pyarrow_table(columns=["ad_id", "campaign_id"]).to_pylist()
-    ):
+    ads, campaign_table = env.table(ADS.name), env.table(CAMPAIGNS.name)
+    ads.refresh()
+    campaign_table.refresh()
+    for row in env.rows(ads, ["ad_id", "campaign_id"]).to_pylist():
         owned.setdefault(row["campaign_id"], []).append(row["ad_id"])
-    campaigns = environment(settings).table(CAMPAIGNS.name).refresh().to_pyarrow_table(columns=["campaign_id"])
+    campaigns = env.rows(campaign_table, ["campaign_id"])
     return {campaign: sorted(owned.get(campaign, [])) for campaign in campaigns["campaign_id"].to_pylist()}
 
 

@@ -49,7 +49,7 @@ def _bronze_next(settings: Settings) -> dict[int, int]:
     try:
         if table.records() == 0:
             return {}
-        rows = table.current.to_pyarrow_table(columns=["kafka_topic", "kafka_partition", "kafka_offset"])
+        rows = environment(settings).rows(table, ["kafka_topic", "kafka_partition", "kafka_offset"])
     except TableNotFoundError:  # no bronze yet: nothing read
         return {}
     rows = rows.filter(pc.equal(rows["kafka_topic"], settings.topic))
@@ -76,7 +76,8 @@ def accepted_rows(settings: Settings) -> list[dict]:
     the first)."""
     table = environment(settings).table(SOURCE_GAPS.name)
     try:
-        rows = table.refresh().to_pyarrow_table().to_pylist()
+        table.refresh()
+        rows = environment(settings).rows(table).to_pylist()
     except TableNotFoundError:  # none accepted yet
         return []
     mine = (r for r in rows if r["kafka_topic"] == settings.topic)

@@ -1,10 +1,11 @@
-"""Every command line ends with its documented exit code, never 134 (eo/runtime/cli.py `exit_with`).
+"""Every command line ends with its documented exit code, never 134 (eo/runtime/environment.py `rows`).
 
 A command that read Delta tables into Arrow (delta-rs's `to_pyarrow_table`, a pyarrow dataset scan
 over a Python file system) could abort at the interpreter's finalization, after printing all it had
 to say: an Arrow thread letting a Python file go asks for the GIL, CPython ends the thread with
 pthread_exit, and its unwinding through a C++ destructor is std::terminate ("terminate called
-without an active exception", 134; `python -m ops.source_gaps list` 3 runs in 20). Or it hangs."""
+without an active exception", 134; `python -m ops.source_gaps list` 3 runs in 20). Or it hangs.
+The commands read tables through pyarrow's own file system instead, which holds no Python file."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from tests.conftest import settings_env
 
 pytestmark = pytest.mark.integration
 
-# A scan left to Arrow's threads as the process ends: its read-ahead holds Python files.
+# A scan left to Arrow's threads as the process ends: over a Python file system (as delta-rs's
+# `to_pyarrow_table` reads) or pyarrow's own (as `Environment.rows` reads).
 LEFT_READING = textwrap.dedent(
     """
     import sys
@@ -31,18 +33,16 @@ LEFT_READING = textwrap.dedent(
     import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
-    from pyarrow.fs import FSSpecHandler, PyFileSystem
+    from pyarrow.fs import FSSpecHandler, LocalFileSystem, PyFileSystem
 
     folder = sys.argv[2]
     for i in range(8):
         pq.write_table(pa.table({"x": list(range(1000))}), f"{folder}/{i}.parquet")
-    dataset = ds.dataset(folder, filesystem=PyFileSystem(FSSpecHandler(fsspec.filesystem("file"))), format="parquet")
+    python_files = PyFileSystem(FSSpecHandler(fsspec.filesystem("file")))
+    filesystem = python_files if sys.argv[1] == "python" else LocalFileSystem()
+    dataset = ds.dataset(folder, filesystem=filesystem, format="parquet")
     next(iter(dataset.to_batches(batch_readahead=4, fragment_readahead=4)))
     print("read", flush=True)
-    if sys.argv[1] == "exit_with":
-        from eo.runtime.cli import exit_with
-
-        exit_with(lambda: 3)
     sys.exit(3)
     """
 )
@@ -53,21 +53,22 @@ def _run(args: list[str], env: dict | None = None, timeout: float = 60) -> subpr
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=environ, cwd=REPO_ROOT)
 
 
-def test_a_scan_left_to_arrows_threads_no_longer_decides_the_exit(tmp_path):
-    """The mechanism, every time: with `sys.exit` the interpreter's finalization meets the scan's
-    threads (here it hangs; with delta-rs's file system it aborted with 134); `exit_with` ends
-    the process with the code, having flushed what was printed."""
+def test_a_scan_left_to_arrows_threads_decides_the_exit_only_over_python_files(tmp_path):
+    """The mechanism, every time: over a Python file system the interpreter's finalization meets
+    the scan's threads (here it hangs; with delta-rs's file system it aborted with 134); over
+    pyarrow's own, the process ends with its code."""
     script = tmp_path / "left_reading.py"
     script.write_text(LEFT_READING)
-    (tmp_path / "plain").mkdir()
-    (tmp_path / "ended").mkdir()
+    (tmp_path / "python").mkdir()
+    (tmp_path / "arrow").mkdir()
     try:
-        plain = _run([sys.executable, str(script), "plain", str(tmp_path / "plain")], timeout=15)
-        assert plain.returncode != 3, "finalization met no Arrow thread: this test shows nothing"
+        hazard = _run([sys.executable, str(script), "python", str(tmp_path / "python")], timeout=15)
+        assert hazard.returncode != 3, "finalization met no Arrow thread: this test shows nothing"
     except subprocess.TimeoutExpired:
-        pass  # hung at finalization: as expected without exit_with
-    ended = _run([sys.executable, str(script), "exit_with", str(tmp_path / "ended")], timeout=30)
-    assert (ended.returncode, ended.stdout) == (3, "read\n"), ended.stderr
+        pass  # hung at finalization: the hazard
+    for _ in range(5):
+        ended = _run([sys.executable, str(script), "arrow", str(tmp_path / "arrow")], timeout=30)
+        assert (ended.returncode, ended.stdout) == (3, "read\n"), ended.stderr
 
 
 def test_source_gaps_list_exits_with_its_code_every_time(pipeline):
