@@ -159,7 +159,7 @@ def _run(
         _refuse_while_held(settings, take_over_held)  # again: a rebuild may have started meanwhile
     app_id = app_id_of(checkpoint.ensure_id(settings, QUERY))
     fence, sinks = take_over(settings, app_id)
-    with holding(fence), stop_on_sigterm():  # after `holding`'s handler: a stop ends the run, not the process
+    with holding(fence):  # a SIGTERM lets go of the lease, then `cli`'s requested stop ends the run
         claimed = time.monotonic()
         source = Source(
             starting_offsets=starting,

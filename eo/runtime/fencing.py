@@ -314,15 +314,20 @@ def holding(fence: Fence) -> Iterator[None]:
     stream, `rebuild --target main` and `ops.reset` respect of each other) and let go when it
     ends, however it ends here.
 
-    SIGTERM (make stream-stop, a cancelled job run) still ends the process at once, but lets go
-    first: a reset right after a stop is not refused until the hold expires. Only the main thread
-    can set a handler (a test may run the job on another)."""
+    SIGTERM (make stream-stop, a cancelled job run) lets go first: a reset right after a stop is
+    not refused until the hold expires. Then the handler that was there before decides: a Python
+    one (the stream's requested stop, streaming/requested_stop.py) ends the run its way; else the
+    process ends at once, as SIGTERM would. Only the main thread can set a handler (a test may run
+    the job on another)."""
     heartbeat = Heartbeat(fence).start()
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if main else None
 
     def stop(signum: int, frame) -> None:
         heartbeat.stop()
+        if callable(previous):
+            previous(signum, frame)
+            return
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
