@@ -31,7 +31,7 @@ from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import record_rebuilt
 from eo.runtime.fencing import Fence, Fenced
 from eo.runtime.lake import ensure_reference, ensure_tables
-from eo.runtime.live_tables import holding_live_tables
+from eo.runtime.live_tables import REBUILD, holding_live_tables
 from eo.runtime.reading import classify_records, recorded_poison
 from eo.runtime.spark import build_session
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     interval = (intervals_from(args) or [None])[0]
     settings = load_settings()
     if args.target == "main":  # live tables: refused while another writer holds them, else claimed and held
-        with holding_live_tables(settings, "rebuilding --target main") as fence:
+        with holding_live_tables(settings, REBUILD) as fence:
             stats = rebuild(build_session("eo-rebuild", settings), settings, interval, args.target, fence)
     else:
         stats = rebuild(build_session("eo-rebuild", settings), settings, interval, args.target)

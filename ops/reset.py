@@ -20,7 +20,6 @@ zombie of the stream can commit into what it rebuilds (eo/runtime/live_tables.py
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
 from batch.rebuild import rebuild
@@ -29,7 +28,7 @@ from eo.runtime import lake, live_tables
 from eo.runtime.cli import EXIT_CODES, NOT_READY, NotReady, guarded
 from eo.runtime.config import STREAM_QUERY, Settings, load_settings
 from eo.runtime.environment import environment
-from eo.runtime.live_tables import holding_live_tables
+from eo.runtime.live_tables import RESET, holding_live_tables
 from eo.runtime.sinks import postgres
 from eo.runtime.spark import build_session, close_state_stores
 
@@ -46,7 +45,7 @@ def write_seed(spark, settings: Settings) -> int:
 
 def reset(settings: Settings) -> int:
     try:
-        with holding_live_tables(settings, "a reset") as fence:
+        with holding_live_tables(settings, RESET) as fence:
             return _reset(settings, fence)
     except NotReady as refusal:
         print(refusal, file=sys.stderr)
@@ -60,9 +59,7 @@ def _reset(settings: Settings, fence) -> int:
     # uploads a pending snapshot into the checkpoint's path: after the move, into the new one.
     close_state_stores()
     checkpoint = settings.checkpoint_path(QUERY)
-    if lake.exists(spark, checkpoint):
-        archived = f"{checkpoint}.reset-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
-        lake.rename(spark, checkpoint, archived)
+    if archived := lake.move_aside(spark, checkpoint, "reset"):
         print(f"[reset] checkpoint moved to {archived}", flush=True)
     stats = rebuild(spark, settings, target="main", fence=fence, owner=owner)
     print(f"[reset] silver, quarantine and gold rebuilt from {stats['bronze_rows']:,} bronze records", flush=True)

@@ -33,6 +33,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 
+from eo.runtime.monitoring import numbered
 from eo.runtime.storage import Files
 
 # Spark's failures that mean the checkpoint's engine state cannot be loaded.
@@ -48,10 +49,6 @@ LZ4_HEADER = len(LZ4_MAGIC) + 13  # token, compressed length, original length, c
 
 class Damaged(Exception):
     """A checkpoint file a restart needs is missing or unreadable; the message names it."""
-
-
-def _numbered(files: Files, folder: str) -> list[int]:
-    return sorted(int(name) for name in files.names(folder) if name.isdigit())
 
 
 def _checksum(files: Files, uri: str, data: bytes) -> None:
@@ -220,7 +217,7 @@ def _partition_v2(files: Files, folder: str, version: int, unique_id: str, codec
 
 def _operators(files: Files, state: str) -> Iterator[tuple[int, str, int]]:
     """Each stateful operator's number, folder and number of partitions (its `_metadata`)."""
-    for operator in _numbered(files, state):
+    for operator in numbered(files, state):
         folder = f"{state}/{operator}"
         uri = f"{folder}/_metadata/metadata"
         lines = _read(files, uri).decode(errors="replace").splitlines()
@@ -235,7 +232,7 @@ def check(files: Files, root: str) -> None:
     """Raise Damaged naming the first file a restart of the query at `root` would fail on; a
     checkpoint with no batch planned yet has nothing to check but its id."""
     root = root.rstrip("/")
-    planned = _numbered(files, f"{root}/offsets")
+    planned = numbered(files, f"{root}/offsets")
     if files.exists(f"{root}/metadata") or planned:
         meta = _json(f"{root}/metadata", _read(files, f"{root}/metadata").decode(errors="replace").strip() or "?")
         if not isinstance(meta, dict) or "id" not in meta:
@@ -245,12 +242,12 @@ def check(files: Files, root: str) -> None:
     newest = _log_entry(files, f"{root}/offsets/{planned[-1]}", sources=True)
     if len(planned) > 1:
         _log_entry(files, f"{root}/offsets/{planned[-2]}", sources=True)  # where a replay of the newest starts
-    for source in _numbered(files, f"{root}/sources"):
+    for source in numbered(files, f"{root}/sources"):
         first = f"{root}/sources/{source}/0"
         if files.exists(first):
             lines = _read(files, first).decode(errors="replace").splitlines()
             _json(first, lines[-1] if lines else "?")
-    committed = _numbered(files, f"{root}/commits")
+    committed = numbered(files, f"{root}/commits")
     if not committed:
         return
     commit_uri = f"{root}/commits/{committed[-1]}"

@@ -25,8 +25,6 @@ recorded the same way. A lake without a checkpoint but with events is `streaming
 
 from __future__ import annotations
 
-import datetime as dt
-
 from eo.core.tables import BRONZE
 from eo.runtime import lake_origin, lake_tables
 from eo.runtime.cli import NotReady
@@ -34,7 +32,7 @@ from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.lake import table_exists
 from eo.runtime.live_tables import STREAM_TABLES, app_id_of, generation
-from eo.runtime.monitoring import last_committed_batch
+from eo.runtime.monitoring import last_committed_batch, numbered
 
 QUERY = STREAM_QUERY
 NEW_LAKE = "python -m streaming run --new-lake"
@@ -43,9 +41,8 @@ RESET = "python -m ops.reset"
 
 def _planned(settings: Settings) -> int | None:
     """The newest batch the checkpoint planned (its newest `offsets/` file), or None."""
-    files = environment(settings).lake_files
-    found = [int(n) for n in files.names(f"{settings.checkpoint_path(QUERY)}/offsets") if n.isdigit()]
-    return max(found, default=None)
+    found = numbered(environment(settings).lake_files, f"{settings.checkpoint_path(QUERY)}/offsets")
+    return found[-1] if found else None
 
 
 def present_tables(settings: Settings) -> list[str]:
@@ -156,9 +153,7 @@ def keep_aside(spark, settings: Settings) -> str | None:
     from eo.runtime import lake
 
     checkpoint = settings.checkpoint_path(QUERY)
-    if not lake.exists(spark, checkpoint):
-        return None
-    aside = f"{checkpoint}.new-lake-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
-    lake.rename(spark, checkpoint, aside)
-    print(f"[streaming] --new-lake: the checkpoint at {checkpoint} moved to {aside}", flush=True)
+    aside = lake.move_aside(spark, checkpoint, "new-lake")
+    if aside is not None:
+        print(f"[streaming] --new-lake: the checkpoint at {checkpoint} moved to {aside}", flush=True)
     return aside

@@ -31,8 +31,8 @@ from pyspark.sql import DataFrame
 from eo.core.declaration import added_up as sums_added_up
 from eo.core.gold import sessions_table, summed_tables
 from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, TableDef
-from eo.core.transforms.metrics import added_up, minute_metrics
-from eo.core.transforms.sessions import TIME, as_intervals, sessionize, sessions_as_intervals
+from eo.core.transforms.metrics import NO_USERS, added_up, minute_metrics
+from eo.core.transforms.sessions import as_intervals, sessionize, sessions_as_intervals
 from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
 from streaming.parts import (
@@ -193,9 +193,7 @@ def _mark(context, rehearsal: bool) -> tuple[int | None, str]:
 
 
 # No user tuple: in the stream, the sessions' owners count the users new to each minute.
-NO_TUPLES = pa.schema(
-    [("campaign_id", pa.string()), ("event_type", pa.string()), ("user_id", pa.string()), ("window_start", TIME)]
-).empty_table()
+NO_TUPLES = NO_USERS
 
 
 def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | None = None) -> list[pa.Table]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
-from eo.runtime.live_tables import holder
+from eo.runtime.live_tables import STREAM, holder
 
 
 class ActiveLock:
@@ -41,7 +41,7 @@ class ActiveLock:
         self.fd = fd
         # Who holds it, for the refusal of a second start (`holder`): the lock is the process's own.
         os.ftruncate(fd, 0)
-        os.pwrite(fd, holder("the stream").encode(), 0)
+        os.pwrite(fd, holder(STREAM).encode(), 0)
         return True
 
     def holder(self) -> str:

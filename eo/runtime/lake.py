@@ -8,6 +8,7 @@ tables are created, altered and replaced by delta-rs alone (`ensure_table`, `add
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 
@@ -86,6 +87,16 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     dst, _ = _hadoop_path(spark, target)
     if not fs.rename(src, dst):
         raise OSError(f"could not move {source} to {target}")
+
+
+def move_aside(spark: SparkSession, path: str, why: str) -> str | None:
+    """`path` (a checkpoint) moved to `<path>.<why>-<UTC time>`, kept for a post-mortem or to go
+    back; returns where, or None when nothing was there."""
+    if not exists(spark, path):
+        return None
+    aside = f"{path}.{why}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}"
+    rename(spark, path, aside)
+    return aside
 
 
 def table_exists(settings: Settings, path: str) -> bool:

@@ -190,7 +190,7 @@ def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> F
     lease = environment(settings).lease()
     held = live_holder(settings)
     if held is not None:
-        stop = " (make stream-stop)" if held.holder.startswith("the stream") else ""
+        stop = " (make stream-stop)" if holder_kind(held) == "stream" else ""
         raise Refused(f"{held} holds the stream's live tables: stop it{stop} before {doing}, or wait for it to end")
     fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)

@@ -29,13 +29,14 @@ class CheckpointState:
         return None if self.committed_at is None else max(0.0, time.time() - self.committed_at)
 
 
-def _numbered(fs: Files, folder: str) -> list[int]:
+def numbered(fs: Files, folder: str) -> list[int]:
+    """The numbered files of a checkpoint folder (offsets/, commits/, ...), in order."""
     return sorted(int(name) for name in fs.names(folder) if name.isdigit())
 
 
 def last_committed_batch(path: str, fs: Files | None = None) -> int | None:
     """The newest batch id in a checkpoint's commit log (Spark keeps only its newest ~100 files)."""
-    commits = _numbered(fs or LocalFiles(), f"{path.rstrip('/')}/commits")
+    commits = numbered(fs or LocalFiles(), f"{path.rstrip('/')}/commits")
     return commits[-1] if commits else None
 
 
