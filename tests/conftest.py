@@ -14,6 +14,7 @@ import hypothesis
 import pytest
 
 from eo.runtime.config import REPO_ROOT, Settings, load_settings
+from tests import timing
 
 # Airflow reads its configuration when first imported: point it at a scratch home first.
 AIRFLOW_TEST_HOME = Path(tempfile.mkdtemp(prefix="eo-airflow-tests-"))
@@ -44,6 +45,10 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 # Under pytest-xdist each worker (gw0, gw1, ...) has its own session servers: ports apart by worker.
 WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 TEST_KAFKA_PORT = int(os.environ.get("EO_TEST_KAFKA_PORT", "19092")) + 10 * WORKER
+
+
+def pytest_configure(config):
+    timing.register(config)  # where the suite's time went, printed after the run
 
 
 def pytest_collection_modifyitems(config, items):
