@@ -46,9 +46,18 @@ def supervisor_note(outcome: str | None) -> str | None:
 
 
 def _supervisor_outcome(dag_run) -> str | None:
-    """restart_if_needed's line (its XCom), read in the scheduler's session."""
-    ti = dag_run.get_task_instance("restart_if_needed")
-    return None if ti is None else ti.xcom_pull(task_ids="restart_if_needed")
+    """restart_if_needed's line (its XCom), read in the scheduler's own session, the one the run is
+    bound to. Never in a session of Airflow's making (`provide_session`'s default): in the
+    scheduler that is the same thread-scoped session, which it commits and closes, detaching every
+    object of the scheduler's loop (its next step then raises DetachedInstanceError, the scheduler
+    dies, and again at each restart, as long as the run is there)."""
+    from sqlalchemy.orm import object_session
+
+    session = object_session(dag_run)
+    if session is None:
+        return None
+    ti = dag_run.get_task_instance("restart_if_needed", session=session)
+    return None if ti is None else ti.xcom_pull(task_ids="restart_if_needed", session=session)
 
 
 class RunNotes:
@@ -58,10 +67,11 @@ class RunNotes:
     def on_dag_run_success(self, dag_run, msg: str) -> None:
         if dag_run.dag_id != "stream_supervisor" or dag_run.note:
             return
+        run_id = dag_run.run_id  # named in the log below without touching the run again
         try:
             note = supervisor_note(_supervisor_outcome(dag_run))
         except Exception:  # a note is never worth a scheduler error
-            log.exception("could not describe run %s", dag_run.run_id)
+            log.exception("could not describe run %s", run_id)
             return
         if note:
             dag_run.note = note
@@ -70,18 +80,20 @@ class RunNotes:
     def on_dag_run_failed(self, dag_run, msg: str) -> None:
         if "FAILED" in (dag_run.note or ""):
             return
+        run_id = dag_run.run_id
         try:
             failed = [ti.task_id for ti in dag_run.task_instances if ti.state == "failed"]
             if dag_run.dag_id == "stream_supervisor" and not dag_run.note:  # a restart, then lag: both
                 dag_run.note = supervisor_note(_supervisor_outcome(dag_run))
             dag_run.note = failed_note(dag_run.note, failed)
         except Exception:  # a note is never worth a scheduler error
-            log.exception("could not mark run %s as failed in its note", dag_run.run_id)
+            log.exception("could not mark run %s as failed in its note", run_id)
 
     @hookimpl
     def on_dag_run_running(self, dag_run, msg: str) -> None:
         if dag_run.note:
             return
+        run_id = dag_run.run_id
         try:
             from eo.core.intervals import run_scope
             from eo.runtime.quality.ledger import scope_inputs
@@ -96,7 +108,7 @@ class RunNotes:
                 dag_run.logical_date or dag_run.run_after,
             )
         except Exception:  # a note is never worth a scheduler error
-            log.exception("could not describe run %s", dag_run.run_id)
+            log.exception("could not describe run %s", run_id)
             return
         if note:
             dag_run.note = note

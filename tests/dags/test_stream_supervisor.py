@@ -40,11 +40,15 @@ def run_note(result) -> str | None:
     from airflow.models import DagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select
+    from sqlalchemy.orm import object_session
 
     with create_session() as session:  # bound to a session, as in the scheduler
         run = session.scalars(select(DagRun).where(DagRun.run_id == result.run_id)).one()
         run.note = None
         plugin.RunNotes().on_dag_run_success(run, "success")
+        # The scheduler's session is left open: a listener that closes it (a provide_session call
+        # without it) detaches the scheduler's objects, and the scheduler dies at its next step.
+        assert object_session(run) is session, "the listener closed the scheduler's session"
         note = run.note
         session.rollback()
     return note
