@@ -5,7 +5,8 @@ names the day each run covers in its run id), then tamper with one gold row and 
 the failure in the Data Docs (the red run says so in its note); verify a day nobody rebuilt, typed
 as a plain day (skipped, not failed), try to rebuild a day in the future (refused), rebuild into
 the live tables while the stream holds them (refused at once, not retried, the task's error the
-one line) and kill the scheduler (the
+one line; `make stream-status` names the holder's pid and epoch), let the supervisor restart the
+dead stream (its run says so in its note) and kill the scheduler (the
 watchdog starts it again, and "Component restarts" lists it). Each step asserts what the UI shows
 and keeps a screenshot under reports/e2e/. Each step is a test of its own, in this file's order, on
 one Airflow and one browser (module fixtures): a step that fails no longer hides the steps after it,
@@ -53,13 +54,25 @@ DONE = {"success", "failed"}
 
 
 @pytest.fixture(scope="module")
-def walk_lake(two_day_lake, tmp_path_factory):
-    """A private copy of the two days, with no rebuild yet: earlier tests rebuilt days in the
-    shared lake (and left rebuilds pending verification), and this walk tampers with gold."""
+def walk_lake(two_day_lake, kafka, tmp_path_factory):
+    """A private copy of the two days and their checkpoints, with no rebuild yet: earlier tests
+    rebuilt days in the shared lake (and left rebuilds pending verification), this walk tampers
+    with gold, and its supervisor starts a stream on it. Its topic is on the worker's broker: the
+    supervisor reads the stream's lag there."""
+    from eo.runtime.kafka_admin import ensure_topic
+
     root = tmp_path_factory.mktemp("e2e-lake")
     shutil.copytree(two_day_lake.lake_root, root / "lake")
+    shutil.copytree(two_day_lake.checkpoint_root, root / "checkpoints")
     shutil.rmtree(root / "lake" / "_rebuild", ignore_errors=True)
-    return two_day_lake.with_overrides(lake_root=str(root / "lake"), reports_root=str(root / "reports"))
+    settings = two_day_lake.with_overrides(
+        lake_root=str(root / "lake"),
+        checkpoint_root=str(root / "checkpoints"),
+        reports_root=str(root / "reports"),
+        kafka_bootstrap=kafka.bootstrap,
+    )
+    ensure_topic(settings)
+    return settings
 
 
 @pytest.fixture(scope="module")
@@ -399,6 +412,10 @@ def test_7b_a_rebuild_into_main_while_the_stream_runs_fails_at_once_saying_why(w
             "logical_date": "2026-11-05T03:00:00Z", "conf": {"target": "main"},
         })  # fmt: skip
         (refused,) = after(api.wait("rebuild_derived", lambda runs: after(runs, asked), "manual"), asked)
+        # `make stream-status`, text and JSON, names the stream holding the lake: its pid and epoch.
+        shown = stream_status(walk_lake)
+        assert f"pid {os.getpid()} on " in shown["text"] and f", epoch {stream.epoch}" in shown["text"], shown
+        assert (shown["json"]["instance"]["pid"], shown["json"]["instance"]["epoch"]) == (os.getpid(), stream.epoch)
     finally:
         lease.release(QUERY, stream.epoch)
     assert refused["state"] == "failed", refused
@@ -411,6 +428,44 @@ def test_7b_a_rebuild_into_main_while_the_stream_runs_fails_at_once_saying_why(w
     assert refused["note"] == failed_note, refused
     note_shown(page, url, "rebuild_derived", refused, failed_note)
     walk.shoot("7b-rebuild-into-main-refused-at-once")
+
+
+def stream_status(settings) -> dict:
+    """What `make stream-status` prints, as text and as --json, for the walk's lake."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, **settings_env(settings)}
+    command = [sys.executable, "-m", "infra.streaming", "status"]
+    text = subprocess.run(command, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    as_json = subprocess.run([*command, "--json"], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    return {"text": text.stdout + text.stderr, "json": json.loads(as_json.stdout)}
+
+
+def test_7c_the_supervisors_restart_is_seen_in_the_runs_list(walk, walk_lake):
+    """A run of stream_supervisor that started the dead stream again says so at a glance: its
+    stream_restarted task is green (skipped in a run that restarted nothing) and its note names
+    the restart, shown on the run's page."""
+    from infra import streaming
+
+    page, api, url = walk.page, walk.api, walk.url
+    assert not streaming.running(walk_lake)
+    asked = api.now()
+    try:
+        api.send("PATCH", "/api/v2/dags/stream_supervisor", {"is_paused": False})
+        # Unpaused, it runs for its latest 5 minutes (no catch-up); paused again after, so that
+        # no second run starts while this step reads the first.
+        run = after(api.wait("stream_supervisor", lambda runs: after(runs, asked)), asked)[0]
+        api.send("PATCH", "/api/v2/dags/stream_supervisor", {"is_paused": True})
+    finally:
+        streaming.stop(walk_lake)  # whatever became of the stream it started
+    states = api.task_states("stream_supervisor", run["dag_run_id"])
+    assert run["state"] == "success" and states["stream_restarted"] == "success", (run, states)
+    note = run["note"] or ""
+    assert note.startswith("restarted the stream: restarted as pid "), run
+    assert note.endswith("(the stream was not running); it resumes from the checkpoint"), run
+    note_shown(page, url, "stream_supervisor", run, note)
+    walk.shoot("7c-supervisor-restart-noted")
 
 
 def test_8_a_killed_scheduler_is_started_again_and_listed(airflow, walk):

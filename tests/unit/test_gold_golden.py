@@ -2,8 +2,10 @@
 
 `golden/gold_outputs.json` was captured from the code before the declarations (issue 71): both gold
 tables as the stream wrote them and as the rebuild wrote them (rows by key), verify's verdict as
-text, and explain's answer for a row of each table. The same input must give them again, row for
-row. `EO_WRITE_GOLDEN=1` writes the file anew (only when the outputs are meant to change).
+text, explain's answer for a row of each table, and the demo's summary of that verdict as text
+(`lab.demo.print_summary`, at ba3f78f, with the same fixed producer and timing figures). The
+same input must give them again, row for row. `EO_WRITE_GOLDEN=1` writes the file anew (only when
+the outputs are meant to change).
 
 A table declared later (ad_hour_revenue) is not in the file, which holds only what the code before
 could give; on the same run it must be streamed, rebuilt and verified (its line in the verdict
@@ -12,10 +14,13 @@ passed) and a row of it explained, adding up.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import json
 import os
 import re
+import types
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,8 @@ import pytest
 from batch.explain import explain
 from batch.rebuild import rebuild
 from batch.verify import describe, verify
+from eo.runtime.config import REPO_ROOT
+from lab.demo import print_summary
 from producer.generator import ClickstreamGenerator
 from tests.conftest import lake_settings
 from tests.helpers import BASE, prepare_lake, records, sorted_rows, stream
@@ -64,6 +71,22 @@ def normalized(text: str, tmp_path: Path) -> str:
     return "\n".join(lines)
 
 
+def demo_summary(settings, verdict: dict, tmp_path: Path) -> str:
+    """The demo's summary of this verdict, as `make demo` prints it; the producer's and the clock's
+    figures fixed (they are not the tables'), the lake's folder and the checkout named, and only
+    the captured tables' lines kept (a later table adds its own line)."""
+    stats = types.SimpleNamespace(sent=800, acked=800, rate=400.0)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_summary(settings, verdict, stats, {"records": 800, "seconds": 2.0}, {"stream": 1.0, "total": 2.0})
+    text = printed.getvalue().replace(str(tmp_path), "<lake>").replace(str(REPO_ROOT), "<repo>")
+    table_line = re.compile(r"^  (\w+) +[\d,]+  \(batch ")
+    later = [n for n in verdict["tables"] if n not in CAPTURED]
+    return "".join(
+        line for line in text.splitlines(keepends=True) if not ((m := table_line.match(line)) and m.group(1) in later)
+    )
+
+
 def _key_pairs(row: dict, key: tuple[str, ...]) -> list[str]:
     return [f"{column}={row[column]}" for column in key]
 
@@ -86,6 +109,7 @@ def outputs(spark, tmp_path) -> dict:
         line for line in describe(verdict).splitlines() if not line.startswith(skipped) and "data docs:" not in line
     )
     found: dict = {"verdict": normalized(text, tmp_path), "tables": {}, "explain": {}, "declared": {}}
+    found["summary"] = demo_summary(settings, verdict, tmp_path)
     for name in CAPTURED:
         stream_rows = _table_rows(spark, settings, name, "main")
         found["tables"][name] = {"stream": stream_rows, "rebuild": _table_rows(spark, settings, name, "rebuild")}
@@ -112,6 +136,7 @@ def test_declared_tables_give_what_the_hand_wired_code_gave(spark, tmp_path):
         GOLDEN.write_text(json.dumps(captured, indent=1, sort_keys=True) + "\n")
     golden = json.loads(GOLDEN.read_text())
     assert found["verdict"] == golden["verdict"]
+    assert found["summary"] == golden["summary"]
     for name in CAPTURED:
         for side in ("stream", "rebuild"):
             assert found["tables"][name][side] == golden["tables"][name][side], (name, side)
