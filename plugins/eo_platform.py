@@ -45,15 +45,20 @@ def supervisor_note(outcome: str | None) -> str | None:
     return None
 
 
+def _run_session(dag_run):
+    """The session the run is bound to: in the scheduler, the scheduler's own."""
+    from sqlalchemy.orm import object_session
+
+    return object_session(dag_run)
+
+
 def _supervisor_outcome(dag_run) -> str | None:
     """restart_if_needed's line (its XCom), read in the scheduler's own session, the one the run is
     bound to. Never in a session of Airflow's making (`provide_session`'s default): in the
     scheduler that is the same thread-scoped session, which it commits and closes, detaching every
     object of the scheduler's loop (its next step then raises DetachedInstanceError, the scheduler
     dies, and again at each restart, as long as the run is there)."""
-    from sqlalchemy.orm import object_session
-
-    session = object_session(dag_run)
+    session = _run_session(dag_run)
     if session is None:
         return None
     ti = dag_run.get_task_instance("restart_if_needed", session=session)

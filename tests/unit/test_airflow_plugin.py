@@ -134,10 +134,30 @@ def test_the_watchdogs_restarts_are_listed_in_the_ui(plugin, tmp_path, monkeypat
     assert any(v["href"] == "/platform/restarts" for v in plugin.EffectivelyOncePlugin.external_views)
 
 
+SCHEDULERS_SESSION = object()  # the session the scheduler's run is bound to
+
+
+@pytest.fixture(autouse=True)
+def _bound_to_the_schedulers_session(plugin, monkeypatch):
+    monkeypatch.setattr(plugin, "_run_session", lambda run: SCHEDULERS_SESSION, raising=False)
+
+
+def in_the_schedulers_session(read):
+    """A read of the run's that must be made in the scheduler's session: a session of Airflow's
+    making (provide_session's default) is, in the scheduler, that session, closed after."""
+
+    def checked(*args, session=None, **kwargs):
+        assert session is SCHEDULERS_SESSION, "read outside the scheduler's session"
+        return read(*args, **kwargs)
+
+    return checked
+
+
 def a_supervisor_run(outcome, note=None):
-    ti = SimpleNamespace(xcom_pull=lambda task_ids: outcome if task_ids == "restart_if_needed" else None)
+    pull = in_the_schedulers_session(lambda task_ids: outcome if task_ids == "restart_if_needed" else None)
+    ti = SimpleNamespace(xcom_pull=pull)
     run = a_run("stream_supervisor", note=note)
-    run.get_task_instance = lambda task_id: ti if task_id == "restart_if_needed" else None
+    run.get_task_instance = in_the_schedulers_session(lambda task_id: ti if task_id == "restart_if_needed" else None)
     run.task_instances = [SimpleNamespace(task_id="check_lag", state="failed")]
     return run
 
@@ -175,6 +195,6 @@ def test_a_supervisor_run_that_restarted_then_failed_on_lag_says_both(plugin):
 
 def test_a_broken_xcom_read_never_raises_into_the_scheduler(plugin):
     run = a_run("stream_supervisor")
-    run.get_task_instance = lambda task_id: (_ for _ in ()).throw(RuntimeError("no session"))
+    run.get_task_instance = lambda task_id, session=None: (_ for _ in ()).throw(RuntimeError("no session"))
     plugin.RunNotes().on_dag_run_success(run, "success")
     assert run.note is None
