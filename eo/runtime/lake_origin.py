@@ -37,7 +37,6 @@ def record(settings: Settings, how: str, by: str, offsets: dict[int, int], note:
         "note": note,
     }
     files = environment(settings).lake_files
-    files.make_folder(folder(settings))
     files.write_text(f"{folder(settings)}/{now:%Y%m%dT%H%M%S%fZ}.json", json.dumps(entry, indent=2) + "\n")
     return entry
 

@@ -56,7 +56,6 @@ def record(settings: Settings, found_before: Iterable[str], present: Iterable[st
     files = environment(settings).lake_files
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     created = []
-    files.make_folder(folder(settings))
     for name in (name for name in present if name not in recorded):
         after = None if name in before else committed
         if after is not None:  # created by this start after a batch: it joins after it
