@@ -152,7 +152,7 @@ TEST_WORKERS ?= 2
 test: test-tools ## the lint, then the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
-chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~35 min)
+chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~20 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~40 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
