@@ -134,11 +134,11 @@ def vacuum_table(table: Table, retention_hours: float) -> int:
 def maintain(settings: Settings, optimize: bool, retention_hours: float | None) -> dict[str, Done]:
     """Every table in turn: compacted, then vacuumed (`retention_hours`: None, not vacuumed); a
     failure of one step is recorded and the next steps and tables go on."""
-    from eo.runtime.live_tables import QUERY, holder_kind, restore_properties
+    from eo.runtime.live_tables import QUERY, is_stream, restore_properties
 
     env, report = environment(settings), {}
     held = env.lease().held(QUERY)
-    if held is None or holder_kind(held) == "stream":  # no rebuild has a guard lifted right now
+    if held is None or is_stream(held):  # no rebuild has a guard lifted right now
         restore_properties(settings, [t for t in ALL.values() if t.properties and _exists(settings, t)])
     for name, definition in ALL.items():
         done = report[name] = Done()

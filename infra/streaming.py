@@ -54,10 +54,10 @@ def by_lease(settings: Settings):
     """The stream instance holding the stream's lease (eo/runtime/fencing.py HeldBy), however it was
     started (`make stream-start`, `python -m streaming run` or spark-submit by hand, another
     machine), unless its hold is over or its process is known gone; None otherwise."""
-    from eo.runtime.live_tables import holder_kind, live_holder
+    from eo.runtime.live_tables import is_stream, live_holder
 
     held = live_holder(settings)
-    return held if held is not None and holder_kind(held) == "stream" else None
+    return held if is_stream(held) else None
 
 
 def instance(held) -> dict | None:

@@ -26,7 +26,7 @@ from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED, HEARTBEAT_SECONDS, HOLD_SECONDS, HeldBy, holding
 from eo.runtime.kafka_admin import topic_partitions
 from eo.runtime.lake import table_exists
-from eo.runtime.live_tables import app_id_of, holder, holder_kind, live_holder, wait_for_lapse
+from eo.runtime.live_tables import app_id_of, holder, is_stream, live_holder, wait_for_lapse
 from eo.runtime.spark import build_session, close_state_stores
 from streaming import checkpoint, checkpoint_files, lake_match, source_loss
 from streaming.microbatch import MicroBatch
@@ -94,7 +94,7 @@ def _refuse_while_held(settings: Settings, take_over: bool, wait: float = 0.0) -
         held = wait_for_lapse(settings, held, wait)
     if held is None or take_over:
         return
-    if holder_kind(held) == "stream":
+    if is_stream(held):
         raise NotReady(_another(held.holder, held))
     raise NotReady(
         f"{held} is writing the stream's live tables: start the stream once it has ended "

@@ -175,7 +175,7 @@ def plan_writer(
         committed = committed_tables(context)
         to_write = {code: goal for code, goal in goals.items() if goal.table.name not in committed}
         out = _files(settings, to_write, parts, mark, _tag(label, context))
-        out += gold_parts(parts["E"], owners, counted=NO_TUPLES)
+        out += gold_parts(parts["E"], owners, counted=NO_USERS)
         for table in out:
             yield from table.to_batches()
 
@@ -190,10 +190,6 @@ def _mark(context, rehearsal: bool) -> tuple[int | None, str]:
     if mark is None:  # bronze must record every record's ingest batch: never write without it
         raise RuntimeError(f"the stream's writer ran without its batch mark (local property {MARK})")
     return int(mark), mark
-
-
-# No user tuple: in the stream, the sessions' owners count the users new to each minute.
-NO_TUPLES = NO_USERS
 
 
 def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | None = None) -> list[pa.Table]:

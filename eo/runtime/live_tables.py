@@ -84,15 +84,20 @@ def holder_kind(held: HeldBy) -> str:
     return next((kind for role, kind in KINDS.items() if held.holder.startswith(role)), "other")
 
 
+def is_stream(held: HeldBy | None) -> bool:
+    """The lease is held, by an instance of the stream."""
+    return held is not None and holder_kind(held) == "stream"
+
+
 def wait_for_lapse(settings: Settings, held: HeldBy, seconds: float, poll: float = 2.0) -> HeldBy | None:
     """For a start after a stream instance that no longer answers (a crashed or cancelled driver
     whose hold outlives it until it expires): the lease's live holder once the stream's hold has
     lapsed or `seconds` have passed, whichever is first. None: nothing holds it any more. A holder
     that is not a stream is returned at once: it is never waited out."""
     deadline = time.monotonic() + seconds
-    if held is not None and holder_kind(held) == "stream":
+    if is_stream(held):
         print(f"[lease] {held} holds the stream's lease: waiting up to {seconds:.0f} s for it to lapse", flush=True)
-    while held is not None and holder_kind(held) == "stream" and time.monotonic() < deadline:
+    while is_stream(held) and time.monotonic() < deadline:
         time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
         held = live_holder(settings)
     return held
@@ -190,7 +195,7 @@ def claim_while_stopped(settings: Settings, doing: str, hold: bool = False) -> F
     lease = environment(settings).lease()
     held = live_holder(settings)
     if held is not None:
-        stop = " (make stream-stop)" if holder_kind(held) == "stream" else ""
+        stop = " (make stream-stop)" if is_stream(held) else ""
         raise Refused(f"{held} holds the stream's live tables: stop it{stop} before {doing}, or wait for it to end")
     fence = Fence.start(lease, QUERY, holder(doing) if hold else "", HOLD_SECONDS if hold else 0.0)
     current = generation(settings)

@@ -442,7 +442,7 @@ def stream_status(settings) -> dict:
     return {"text": text.stdout + text.stderr, "json": json.loads(as_json.stdout)}
 
 
-def test_7c_the_supervisors_restart_is_seen_in_the_runs_list(walk, walk_lake):
+def test_7c_the_supervisors_restart_is_noted_on_its_run_and_its_row_is_green(walk, walk_lake):
     """A run of stream_supervisor that started the dead stream again says so at a glance: its
     stream_restarted task is green (skipped in a run that restarted nothing) and its note names
     the restart, shown on the run's page."""

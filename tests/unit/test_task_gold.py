@@ -14,7 +14,7 @@ import pytest
 
 from eo.core.gold import summed_tables
 from eo.core.tables import METRIC_WINDOW_MINUTES, SESSION_GAP_MINUTES
-from eo.core.transforms.metrics import added_up, minute_metrics, user_tuples, users_added, window_start
+from eo.core.transforms.metrics import NO_USERS, added_up, minute_metrics, user_tuples, users_added, window_start
 from eo.core.transforms.sessions import (
     USER_SESSIONS_SCHEMA,
     as_intervals,
@@ -26,7 +26,7 @@ from eo.core.transforms.sessions import (
 )
 from streaming.parts import PARTS, packed, part_sizes, unpacked
 from streaming.session_merge import user_partition
-from streaming.task_writes import NO_TUPLES, gold_parts
+from streaming.task_writes import gold_parts
 
 pytestmark = pytest.mark.unit
 
@@ -95,7 +95,7 @@ def test_the_tasks_rows_add_up_to_the_batch(seed):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_the_users_new_to_each_minute_add_up_to_the_batch(seed):
-    """The stream's writers count no user (`NO_TUPLES`); each owner counts, of its users' new
+    """The stream's writers count no user (`NO_USERS`); each owner counts, of its users' new
     intervals, the metric keys that none of the user's stored sessions it reaches holds. Over
     tasks and owners at random, with earlier events of the same users in the same minutes, hours
     before and after, the distinct users added are those of all the events less those of the
@@ -107,7 +107,7 @@ def test_the_users_new_to_each_minute_add_up_to_the_batch(seed):
     stored = sessionize(as_intervals(old))
     owners = rng.randint(1, 5)
     rows = new.append_column("_kind", pa.array(["E"] * new.num_rows))
-    parts = [t for task in spread(rng, rows, rng.randint(1, 6)) for t in gold_parts(task, owners, counted=NO_TUPLES)]
+    parts = [t for task in spread(rng, rows, rng.randint(1, 6)) for t in gold_parts(task, owners, counted=NO_USERS)]
     out = pa.concat_tables(parts)
     sent = out.filter(pc.equal(out["_part"], "S"))
     for owner in set(sent["_bucket"].to_pylist()):
@@ -209,7 +209,7 @@ def test_each_campaigns_sums_go_to_one_owner_and_add_up_to_the_batch(owners):
     events = events.set_column(events.schema.get_field_index("campaign_id"), "campaign_id", many)
     rows = events.append_column("_kind", pa.array(["E"] * events.num_rows))
     tasks = spread(rng, rows, 3)
-    out = pa.concat_tables([t for part in tasks for t in gold_parts(part, owners, counted=NO_TUPLES)])
+    out = pa.concat_tables([t for part in tasks for t in gold_parts(part, owners, counted=NO_USERS)])
     sums = out.filter(pc.equal(out["_part"], "M"))
     buckets = set(sums["_bucket"].to_pylist())
     assert buckets <= set(range(owners)) and None not in buckets
@@ -218,7 +218,7 @@ def test_each_campaigns_sums_go_to_one_owner_and_add_up_to_the_batch(owners):
     for owner in buckets:
         theirs = unpacked(sums.filter(pc.equal(sums["_bucket"], owner)), "M")
         assert set(user_partition(theirs["campaign_id"], owners).tolist()) == {owner}
-    assert _sorted(added_up(unpacked(out, "M"))) == _sorted(minute_metrics(events, NO_TUPLES))
+    assert _sorted(added_up(unpacked(out, "M"))) == _sorted(minute_metrics(events, NO_USERS))
 
 
 def test_a_users_owner_is_the_same_in_every_process():
