@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from eo.runtime.config import REPO_ROOT, load_settings
+from eo.runtime.config import REPO_ROOT, load_settings, machine_java_options
 from infra import process, service
 from infra.status import Status, server_status
 
@@ -91,6 +91,7 @@ class Broker:
         return [
             str(java),
             *(extra or []),
+            *machine_java_options().split(),
             f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka-log4j2.properties'}",
             f"-Dkafka.logs.dir={self.home}",
             "-cp",

@@ -31,6 +31,12 @@ os.environ.update(
     }
 )
 
+# The JVMs the tests launch as processes (spark-submit's drivers, the Kafka brokers) live a minute
+# or two: C1 alone and the serial collector cost a third less CPU there than C2 compiling code it
+# never runs long enough to repay (measured in docs/testing.md). The tests'
+# own session, alive the whole run, keeps the JIT as deployed. EO_JVM_OPTIONS="" turns it off.
+os.environ.setdefault("EO_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
 # Hypothesis: on CI (CI=true, as .ci/run runs) the examples are derived from each test's name, the
 # same every run, so a red CI is never a draw that the next run does not make again; on a developer's
 # machine they are drawn at random, exploring further each run. Each test keeps its own number of

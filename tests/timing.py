@@ -1,5 +1,5 @@
 """Where the suite's time goes, for the 30-minute budget (docs/testing.md): each test's seconds
-(setup, call and teardown) summed per xdist worker and per test file, printed after the run
+(setup, call and teardown) summed per test, per xdist worker and per test file, printed after the run
 and written to reports/tests/durations.json. Read, not asserted: a budget, not a timed test."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ class SuiteTime:
         self.by_worker: dict[str, float] = defaultdict(float)
         self.by_file: dict[str, float] = defaultdict(float)
         self.worker_of_file: dict[str, str] = {}
+        self.by_test: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report) -> None:
         node = getattr(report, "node", None)  # xdist's controller sets it on a worker's report
@@ -25,6 +26,7 @@ class SuiteTime:
         path = report.nodeid.split("::", 1)[0]
         self.by_worker[worker] += report.duration
         self.by_file[path] += report.duration
+        self.by_test[report.nodeid] += report.duration
         self.worker_of_file[path] = worker
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
@@ -37,6 +39,7 @@ class SuiteTime:
                 {
                     "workers": {w: round(s, 1) for w, s in sorted(self.by_worker.items())},
                     "files": [{"file": f, "seconds": round(s, 1), "worker": self.worker_of_file[f]} for f, s in files],
+                    "tests": {t: round(s, 1) for t, s in sorted(self.by_test.items(), key=lambda item: -item[1])},
                 },
                 indent=1,
             )

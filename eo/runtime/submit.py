@@ -15,7 +15,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from eo.runtime.config import REPO_ROOT, Settings
+from eo.runtime.config import REPO_ROOT, Settings, machine_java_options
 from eo.runtime.environment import environment
 from eo.runtime.spark import BASE_CONF
 
@@ -145,12 +145,12 @@ def prune_pyfiles(folder: Path, keep: Path | None = None, now: float | None = No
 
 
 def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The --conf settings every job gets (the Airflow operator uses the same)."""
-    return {
-        "spark.jars": ",".join(environment(settings).jars()),
-        **{key: BASE_CONF[key] for key in LAUNCH_KEYS},
-        **(extra or {}),
-    }
+    """The --conf settings every job gets (the Airflow operator uses the same); the driver's JVM
+    options end with this machine's own (EO_JVM_OPTIONS)."""
+    launch = {key: BASE_CONF[key] for key in LAUNCH_KEYS}
+    java = "spark.driver.extraJavaOptions"
+    launch[java] = " ".join(filter(None, (launch[java], machine_java_options())))
+    return {"spark.jars": ",".join(environment(settings).jars()), **launch, **(extra or {})}
 
 
 def submit_command(script: str, args: list[str], settings: Settings, conf: dict[str, str] | None = None) -> list[str]:

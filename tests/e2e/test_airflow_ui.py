@@ -316,7 +316,9 @@ def test_3_two_backfills_at_once_name_their_days(walk):
     states = api.task_states("lake_maintenance", backfilled["dag_run_id"])
     assert set(states.values()) == {"success"}, states  # OPTIMIZE and VACUUM ran: a backfill is asked for
     assert all(r["state"] == "success" for r in maintained), maintained
-    again = after(rebuilt, asked)
+    # The runs of the days asked for: a scheduled run of the new day, when the walk passes
+    # midnight UTC, is not the backfill's (a fresh-clone run at 4768818 saw one at 00:00).
+    again = [r for r in after(rebuilt, asked) if r["logical_date"][:10] in (b, y)]
     assert sorted(r["note"] for r in again) == [f"rebuilds {b} into rebuild", f"rebuilds {y} into rebuild"], again
     assert all(r["state"] == "success" for r in again), again
     # Run id, logical date and note name the day each run rebuilt: the new run for the day before

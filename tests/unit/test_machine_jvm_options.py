@@ -1,0 +1,48 @@
+"""EO_JVM_OPTIONS (eo/runtime/config.py): options this machine adds to the JVMs the project
+launches as processes of their own. spark-submit's drivers and the Kafka broker end with them;
+the in-process session and the deployed conf (BASE_CONF) never carry them; unset, nothing is added."""
+
+from __future__ import annotations
+
+import pytest
+
+from eo.runtime.config import load_settings
+from eo.runtime.spark import BASE_CONF
+from eo.runtime.submit import submit_conf
+from infra.kafka import Broker
+
+pytestmark = pytest.mark.unit
+
+JAVA = "spark.driver.extraJavaOptions"
+OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def test_a_submitted_driver_ends_with_the_machine_s_options(monkeypatch):
+    monkeypatch.setenv("EO_JVM_OPTIONS", f"  {OPTIONS} ")
+    conf = submit_conf(load_settings("local"))
+    assert conf[JAVA] == f"{BASE_CONF[JAVA]} {OPTIONS}"  # after the log's configuration and the archive
+    assert OPTIONS not in BASE_CONF[JAVA]
+
+
+def test_unset_or_empty_the_driver_runs_as_deployed(monkeypatch):
+    for value in (None, "", "   "):
+        if value is None:
+            monkeypatch.delenv("EO_JVM_OPTIONS", raising=False)
+        else:
+            monkeypatch.setenv("EO_JVM_OPTIONS", value)
+        assert submit_conf(load_settings("local"))[JAVA] == BASE_CONF[JAVA]
+
+
+def test_a_job_s_own_driver_options_replace_them(monkeypatch):
+    monkeypatch.setenv("EO_JVM_OPTIONS", OPTIONS)  # the class archive's build passes its own
+    conf = submit_conf(load_settings("local"), {JAVA: "-XX:ArchiveClassesAtExit=x.jsa"})
+    assert conf[JAVA] == "-XX:ArchiveClassesAtExit=x.jsa"
+
+
+def test_the_broker_s_java_carries_them_before_its_class(monkeypatch, tmp_path):
+    monkeypatch.setenv("EO_JVM_OPTIONS", OPTIONS)
+    command = Broker(19999, tmp_path)._java("kafka.Kafka", "server.properties")
+    options = command[1 : command.index("-cp")]  # the JVM's options: before its classpath and class
+    assert options[:2] == ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+    monkeypatch.setenv("EO_JVM_OPTIONS", "")
+    assert not any(part.startswith("-XX:") for part in Broker(19999, tmp_path)._java("kafka.Kafka"))
