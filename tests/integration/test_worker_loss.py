@@ -10,8 +10,9 @@ import pytest
 
 from batch.rebuild import rebuild
 from batch.verify import verify
-from eo.runtime.submit import run_job, submit_command, submit_env
+from eo.runtime.submit import submit_command, submit_env
 from infra.spark_cluster import SparkCluster
+from lab.bench.pipeline import caught_up
 from lab.instances import committed_batches
 from tests.conftest import settings_env
 from tests.integration.producing import produce
@@ -53,12 +54,13 @@ def test_losing_a_worker_mid_stream_loses_and_doubles_nothing(spark, pipeline, c
         before = committed_batches(settings)
         assert cluster.kill_worker(1) is not None
         wait_until(lambda: cluster.status()["workers"] == 1, 120, "the master to notice the loss")
-        # The job goes on with the surviving worker's executor.
+        # The job goes on with the surviving worker's executor, to the end of the log: the same
+        # job commits every batch after the loss (no second driver finishes for it).
         wait_until(lambda: committed_batches(settings) >= before + 4, 300, "batches after the loss", job)
+        wait_until(lambda: caught_up(settings), 300, "the job to catch up after the loss", job)
     finally:
         job.send_signal(signal.SIGTERM)
         job.wait(60)
-    run_job("jobs/stream.py", ["run", "--until-caught-up"], settings, env=env, conf=EXECUTORS)
     rebuild(spark, pipeline)
     verdict = verify(spark, pipeline)
     assert verdict["passed"], [e for e in verdict["expectations"] if not e["success"]]
