@@ -31,10 +31,11 @@ os.environ.update(
     }
 )
 
-# The JVMs the tests launch as processes (spark-submit's drivers, the Kafka brokers) live a minute
-# or two: C1 alone and the serial collector cost a third less CPU there than C2 compiling code it
-# never runs long enough to repay (measured in docs/testing.md). The tests'
-# own session, alive the whole run, keeps the JIT as deployed. EO_JVM_OPTIONS="" turns it off.
+# The JVMs the tests start beside their own session (spark-submit's drivers, a command's session,
+# the Kafka brokers) live a minute or two: C1 alone and the serial collector cost a third less CPU
+# there than C2 compiling code it never runs long enough to repay (measured in docs/testing.md).
+# The `spark` fixture's session, alive the whole run, keeps the JIT as deployed, where C1 was
+# slower. EO_JVM_OPTIONS="" turns it off.
 os.environ.setdefault("EO_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 # Hypothesis: on CI (CI=true, as .ci/run runs) the examples are derived from each test's name, the
@@ -75,7 +76,7 @@ _SPARK_BASELINE: dict = {}
 @pytest.fixture(scope="session")
 def spark():
     """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
-    from eo.runtime.spark import build_session, close_state_stores
+    from eo.runtime.spark import BASE_CONF, build_session, close_state_stores
 
     session = build_session(
         "eo-tests",
@@ -86,6 +87,7 @@ def spark():
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
             "spark.driver.memory": "3g",
+            "spark.driver.extraJavaOptions": BASE_CONF["spark.driver.extraJavaOptions"],  # not EO_JVM_OPTIONS
         },
     )
     _SPARK_BASELINE["session"], _SPARK_BASELINE["conf"] = session, dict(session.conf.getAll)

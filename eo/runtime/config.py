@@ -167,8 +167,8 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
 
 
 def machine_java_options() -> str:
-    """EO_JVM_OPTIONS: options this machine adds to the JVMs the project launches as processes of
-    their own (spark-submit's drivers, the Kafka broker), after the project's own; a session
-    started in-process is left as it is. The tests set the JIT and GC of JVMs that live a minute
-    there (tests/conftest.py, docs/testing.md); unset, the JVMs run as deployed."""
+    """EO_JVM_OPTIONS: options this machine adds to every JVM the project starts (spark-submit's
+    drivers, a session's own JVM, the Kafka broker), after the project's own. The tests set there
+    the JIT and GC of JVMs that live a minute or two (tests/conftest.py, docs/testing.md); their
+    shared session, alive the whole run, passes its own. Unset, the JVMs run as deployed."""
     return os.environ.get("EO_JVM_OPTIONS", "").strip()

@@ -12,7 +12,7 @@ import sys
 
 from eo.runtime import job_log
 from eo.runtime.class_archive import java_options
-from eo.runtime.config import REPO_ROOT, Settings
+from eo.runtime.config import REPO_ROOT, Settings, machine_java_options
 from eo.runtime.environment import environment
 
 LOG_CONFIG = REPO_ROOT / "infra" / "conf" / "spark-log4j2.properties"
@@ -67,6 +67,7 @@ BASE_CONF: dict[str, str] = {
 
 
 LOOPBACK = ("spark.driver.host", "spark.driver.bindAddress")
+JAVA = "spark.driver.extraJavaOptions"
 
 
 def under_spark_submit() -> bool:
@@ -84,8 +85,8 @@ def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitt
         merged = {k: v for k, v in merged.items() if k not in LOOPBACK}
     else:
         logged = job_log.java_options()  # a command at a terminal: Spark's log to its file
-        if logged:
-            merged["spark.driver.extraJavaOptions"] = f"{logged} {java_options()}".strip()
+        first = f"{logged} {java_options()}".strip() if logged else merged[JAVA]
+        merged[JAVA] = " ".join(filter(None, (first, machine_java_options())))  # the JVM this starts
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(environment(settings).jars())
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)

@@ -1,13 +1,13 @@
-"""EO_JVM_OPTIONS (eo/runtime/config.py): options this machine adds to the JVMs the project
-launches as processes of their own. spark-submit's drivers and the Kafka broker end with them;
-the in-process session and the deployed conf (BASE_CONF) never carry them; unset, nothing is added."""
+"""EO_JVM_OPTIONS (eo/runtime/config.py): options this machine adds to every JVM the project
+starts. spark-submit's drivers, a session's own JVM and the Kafka broker end with them; the
+deployed conf (BASE_CONF) never carries them; unset, nothing is added."""
 
 from __future__ import annotations
 
 import pytest
 
 from eo.runtime.config import load_settings
-from eo.runtime.spark import BASE_CONF
+from eo.runtime.spark import BASE_CONF, session_conf
 from eo.runtime.submit import submit_conf
 from infra.kafka import Broker
 
@@ -24,6 +24,15 @@ def test_a_submitted_driver_ends_with_the_machine_s_options(monkeypatch):
     assert OPTIONS not in BASE_CONF[JAVA]
 
 
+def test_a_session_s_own_jvm_ends_with_them_and_a_driver_spark_submit_started_leaves_them_to_it(monkeypatch):
+    monkeypatch.setenv("EO_JVM_OPTIONS", OPTIONS)
+    monkeypatch.delenv("EO_JOB_LOG", raising=False)
+    assert session_conf(load_settings("local"))[JAVA] == f"{BASE_CONF[JAVA]} {OPTIONS}"
+    assert session_conf(load_settings("local"), submitted=True)[JAVA] == BASE_CONF[JAVA]  # the launcher's
+    own = session_conf(load_settings("local"), {JAVA: BASE_CONF[JAVA]})  # the tests' session: as deployed
+    assert own[JAVA] == BASE_CONF[JAVA]
+
+
 def test_unset_or_empty_the_driver_runs_as_deployed(monkeypatch):
     for value in (None, "", "   "):
         if value is None:
@@ -31,6 +40,7 @@ def test_unset_or_empty_the_driver_runs_as_deployed(monkeypatch):
         else:
             monkeypatch.setenv("EO_JVM_OPTIONS", value)
         assert submit_conf(load_settings("local"))[JAVA] == BASE_CONF[JAVA]
+        assert session_conf(load_settings("local"))[JAVA] == BASE_CONF[JAVA]
 
 
 def test_a_job_s_own_driver_options_replace_them(monkeypatch):
