@@ -18,10 +18,8 @@ import sys
 import tempfile
 import time
 
-from eo.runtime.config import load_settings
+from eo.runtime.config import SHORT_LIVED_JVM_OPTIONS, load_settings
 from eo.runtime.submit import run_job
-
-TESTS_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # what tests/conftest.py sets
 
 
 def children_cpu() -> float:
@@ -40,7 +38,7 @@ def one_run(options: str) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--options", default=TESTS_OPTIONS, help="the JVM options set against the deployed ones")
+    parser.add_argument("--options", default=SHORT_LIVED_JVM_OPTIONS, help="set against the deployed options")
     parser.add_argument("--rounds", type=int, default=2, help="alternated pairs of runs")
     args = parser.parse_args(argv)
     runs: dict[str, list[tuple[float, float]]] = {"deployed": [], args.options: []}

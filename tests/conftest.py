@@ -13,7 +13,7 @@ from pathlib import Path
 import hypothesis
 import pytest
 
-from eo.runtime.config import REPO_ROOT, Settings, load_settings
+from eo.runtime.config import REPO_ROOT, SHORT_LIVED_JVM_OPTIONS, Settings, load_settings
 from tests import timing
 
 # Airflow reads its configuration when first imported: point it at a scratch home first.
@@ -36,7 +36,7 @@ os.environ.update(
 # there than C2 compiling code it never runs long enough to repay (measured in docs/testing.md).
 # The `spark` fixture's session, alive the whole run, keeps the JIT as deployed, where C1 was
 # slower. EO_JVM_OPTIONS="" turns it off.
-os.environ.setdefault("EO_JVM_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+os.environ.setdefault("EO_JVM_OPTIONS", SHORT_LIVED_JVM_OPTIONS)
 
 # Hypothesis: on CI (CI=true, as .ci/run runs) the examples are derived from each test's name, the
 # same every run, so a red CI is never a draw that the next run does not make again; on a developer's
@@ -76,7 +76,7 @@ _SPARK_BASELINE: dict = {}
 @pytest.fixture(scope="session")
 def spark():
     """Local, 2 shuffle partitions, UI off, Delta configured (as in Delta's testing/utils.py)."""
-    from eo.runtime.spark import BASE_CONF, build_session, close_state_stores
+    from eo.runtime.spark import BASE_CONF, JAVA, build_session, close_state_stores
 
     session = build_session(
         "eo-tests",
@@ -87,7 +87,7 @@ def spark():
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
             "spark.driver.memory": "3g",
-            "spark.driver.extraJavaOptions": BASE_CONF["spark.driver.extraJavaOptions"],  # not EO_JVM_OPTIONS
+            JAVA: BASE_CONF[JAVA],  # not EO_JVM_OPTIONS
         },
     )
     _SPARK_BASELINE["session"], _SPARK_BASELINE["conf"] = session, dict(session.conf.getAll)

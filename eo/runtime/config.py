@@ -166,6 +166,11 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     )
 
 
+# What the tests set EO_JVM_OPTIONS to (tests/conftest.py) and lab/jvm_options.py measures: C1 only
+# and the serial collector, for JVMs that live a minute or two.
+SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def machine_java_options() -> str:
     """EO_JVM_OPTIONS: options this machine adds to every JVM the project starts (spark-submit's
     drivers, a session's own JVM, the Kafka broker), after the project's own. The tests set there

@@ -70,6 +70,12 @@ LOOPBACK = ("spark.driver.host", "spark.driver.bindAddress")
 JAVA = "spark.driver.extraJavaOptions"
 
 
+def with_machine_options(options: str) -> str:
+    """A driver JVM's `options`, then this machine's own (EO_JVM_OPTIONS), for a JVM this project
+    launches: a session's own, or spark-submit's (eo/runtime/submit.py)."""
+    return " ".join(filter(None, (options, machine_java_options())))
+
+
 def under_spark_submit() -> bool:
     """spark-submit starts the JVM itself and hands Python the gateway port."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -86,7 +92,7 @@ def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitt
     else:
         logged = job_log.java_options()  # a command at a terminal: Spark's log to its file
         first = f"{logged} {java_options()}".strip() if logged else merged[JAVA]
-        merged[JAVA] = " ".join(filter(None, (first, machine_java_options())))  # the JVM this starts
+        merged[JAVA] = with_machine_options(first)  # the JVM this session starts
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(environment(settings).jars())
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)

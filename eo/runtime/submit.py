@@ -15,14 +15,14 @@ import time
 import zipfile
 from pathlib import Path
 
-from eo.runtime.config import REPO_ROOT, Settings, machine_java_options
+from eo.runtime.config import REPO_ROOT, Settings
 from eo.runtime.environment import environment
-from eo.runtime.spark import BASE_CONF
+from eo.runtime.spark import BASE_CONF, JAVA, with_machine_options
 
 # Passed by this project's spark-submit: the driver's memory and JVM options are read at launch (a
 # session's conf is too late), and where it listens is decided by who launches it (loopback here;
 # a session under spark-submit leaves it to the launcher, eo/runtime/spark.py).
-LAUNCH_KEYS = ("spark.driver.memory", "spark.driver.extraJavaOptions", "spark.driver.host", "spark.driver.bindAddress")
+LAUNCH_KEYS = ("spark.driver.memory", JAVA, "spark.driver.host", "spark.driver.bindAddress")
 
 PACKAGES = ("eo", "streaming", "batch", "ops")
 PYFILES_DIR = REPO_ROOT / ".cache" / "pyfiles"
@@ -148,8 +148,7 @@ def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict
     """The --conf settings every job gets (the Airflow operator uses the same); the driver's JVM
     options end with this machine's own (EO_JVM_OPTIONS)."""
     launch = {key: BASE_CONF[key] for key in LAUNCH_KEYS}
-    java = "spark.driver.extraJavaOptions"
-    launch[java] = " ".join(filter(None, (launch[java], machine_java_options())))
+    launch[JAVA] = with_machine_options(launch[JAVA])
     return {"spark.jars": ",".join(environment(settings).jars()), **launch, **(extra or {})}
 
 

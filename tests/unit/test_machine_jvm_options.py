@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from eo.runtime.config import load_settings
-from eo.runtime.spark import BASE_CONF, session_conf
+from eo.runtime.config import SHORT_LIVED_JVM_OPTIONS, load_settings
+from eo.runtime.spark import BASE_CONF, JAVA, session_conf
 from eo.runtime.submit import submit_conf
 from infra.kafka import Broker
 
 pytestmark = pytest.mark.unit
 
-JAVA = "spark.driver.extraJavaOptions"
-OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+OPTIONS = SHORT_LIVED_JVM_OPTIONS
 
 
 def test_a_submitted_driver_ends_with_the_machine_s_options(monkeypatch):
