@@ -23,13 +23,22 @@ setup: system venv jars data-docs-assets class-archive ## install everything (id
 system: ## Debian packages the platform needs (Java 17, Maven), only when missing
 	@bash infra/system-packages.sh
 
+# Every venv installs with uv (pinned, from PyPI): the same pinned versions as pip, in seconds
+# instead of minutes (docs/testing.md). The TLS roots are the machine's, as pip's are.
+UV_VERSION := 0.13.9
+UV := $(CURDIR)/.cache/uv-$(UV_VERSION)/bin/uv
+UV_PIP := UV_SYSTEM_CERTS=1 $(UV) pip install -q
+$(UV): | system
+	@rm -rf .cache/uv-$(UV_VERSION) && $(PY) -m venv .cache/uv-$(UV_VERSION)
+	@.cache/uv-$(UV_VERSION)/bin/pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+
 venv: $(VENV)/.installed ## the Python venv from requirements.lock
 # Order-only on `system`: under make -j (make test) no install starts before Python, Java and
 # Maven are there, and a venv or jar already made is not made again because `system` ran.
-$(VENV)/.installed: requirements.lock | system
+$(VENV)/.installed: requirements.lock | system $(UV)
 	@test -x $(PYTHON) || $(PY) -m venv $(VENV)
-	@echo "installing Python packages from requirements.lock (a few minutes the first time)"
-	@$(PYTHON) -m pip install -q --disable-pip-version-check -r requirements.lock
+	@echo "installing Python packages from requirements.lock"
+	@$(UV_PIP) --python $(PYTHON) -r requirements.lock
 	@touch $@
 
 jars: $(JARS)/spark/.resolved $(JARS)/kafka/.resolved $(JARS)/aws/.resolved $(JARS)/emr/.resolved $(JARS)/aws-emr/.resolved $(JARS)/reader/.resolved ## the jars Spark, Kafka, S3, EMR (and its smoke's S3A) and the strict reading need (Maven, into .cache/jars)
@@ -84,9 +93,9 @@ demo: setup ## start Kafka, produce 1M events, stream, rebuild, verify, print th
 
 CHECKOV := .cache/checkov-venv/bin/checkov
 checkov-venv: $(CHECKOV) ## checkov in a venv of its own (it conflicts with Airflow's dependencies)
-$(CHECKOV): infra/checkov-requirements.txt | system
+$(CHECKOV): infra/checkov-requirements.txt | system $(UV)
 	@rm -rf .cache/checkov-venv && $(PY) -m venv .cache/checkov-venv
-	@.cache/checkov-venv/bin/pip install -q --disable-pip-version-check -r infra/checkov-requirements.txt
+	@$(UV_PIP) --python .cache/checkov-venv/bin/python -r infra/checkov-requirements.txt
 
 # PyFlink, the benchmark's third system, conflicts with Airflow's pins: a venv of its own, and its
 # Kafka connector from Maven like every other jar.
@@ -98,12 +107,12 @@ MWAA_VENV := .cache/mwaa-venv
 MWAA_PY_VERSION := $(shell python3 -c "import json; print(json.load(open('infra/cloud-versions.json'))['airflow_python'])")
 MWAA_PY ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/$(MWAA_PY_VERSION).*/bin/python$(MWAA_PY_VERSION)) python$(MWAA_PY_VERSION))
 mwaa-venv: $(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION) ## the Airflow MWAA runs ($(MWAA_AIRFLOW), Python $(MWAA_PY_VERSION)) with MWAA's requirements and constraints, in a venv of its own
-$(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt) | system
+$(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terraform/mwaa-requirements.txt $(wildcard terraform/mwaa-constraints/*/*.txt) | system $(UV)
 	@$(MWAA_PY) -c "import sys; assert sys.version.startswith('$(MWAA_PY_VERSION).'), sys.version" 2>/dev/null || \
 	  { echo "error: no Python $(MWAA_PY_VERSION) (MWAA's) at $(MWAA_PY): install it, or name one with MWAA_PY=..." >&2; exit 3; }
 	@echo "installing Airflow $(MWAA_AIRFLOW) as MWAA does, on Python $(MWAA_PY_VERSION), into $(MWAA_VENV) (a few minutes the first time)"
 	@rm -rf $(MWAA_VENV) && $(MWAA_PY) -m venv $(MWAA_VENV)
-	@$(MWAA_VENV)/bin/pip install -q --disable-pip-version-check apache-airflow==$(MWAA_AIRFLOW) \
+	@$(UV_PIP) --python $(MWAA_VENV)/bin/python apache-airflow==$(MWAA_AIRFLOW) \
 	  -r terraform/mwaa-requirements.txt \
 	  -c terraform/mwaa-constraints/$(MWAA_AIRFLOW)/airflow_constraints.txt \
 	  -c terraform/mwaa-constraints/$(MWAA_AIRFLOW)/mwaa_essential_constraints.txt
@@ -111,10 +120,10 @@ $(MWAA_VENV)/.installed-py$(MWAA_PY_VERSION): infra/cloud-versions.json terrafor
 
 FLINK_PY := .cache/flink-venv/bin/python
 flink-venv: $(FLINK_PY) ## PyFlink 2.3 in a venv of its own (for make bench)
-$(FLINK_PY): infra/flink-requirements.txt | system
+$(FLINK_PY): infra/flink-requirements.txt | system $(UV)
 	@rm -rf .cache/flink-venv && $(PY) -m venv .cache/flink-venv
 	@echo "installing PyFlink into .cache/flink-venv"
-	@.cache/flink-venv/bin/pip install -q --disable-pip-version-check -r infra/flink-requirements.txt
+	@$(UV_PIP) --python .cache/flink-venv/bin/python -r infra/flink-requirements.txt
 	@touch $@
 jars-flink: $(JARS)/flink/.resolved ## the Flink Kafka SQL connector, for PyFlink
 
