@@ -49,30 +49,32 @@ def run(dag, at: dt.datetime):
 
 @pytest.mark.slow
 def test_backfilling_two_days_twice_changes_nothing_and_verifies(spark, airflow_db, lake_env):
-    """rebuild_derived for two days, then the same rebuild of the same two days again: identical
-    tables, exactly the stream's rows of those days; then verify_agreement for the first day
-    passes and publishes its verdict. The first pass is the DAG's (its runs' wiring: each day's
-    run rebuilds the day of its logical date, at midnight or 15:07, and leaves the other); the
-    second is the job the DAG's task submits (batch.rebuild.rebuild, the same interval), run
-    in-process: the same proof that a day rebuilt again changes nothing, without a spark-submit
-    JVM a run (docs/testing.md)."""
+    """Two days rebuilt, then the second rebuilt again: identical tables, exactly the stream's rows
+    of those days; then verify_agreement's daily run passes them and publishes its verdict. The
+    second day's first rebuild is the DAG's run at 15:07 of it (the wiring: the run rebuilds the
+    day of its logical date, whatever its time, and leaves the first day, rebuilt before it); the
+    other two are the job its task submits (batch.rebuild.rebuild), run in-process: the same proof
+    that a day rebuilt again changes nothing, without a spark-submit JVM a run (docs/testing.md).
+    The walk's backfill (tests/e2e/test_airflow_ui.py, step 3) runs the DAG at midnight."""
     from batch.rebuild import rebuild
     from eo.core.intervals import Interval
 
-    dag = airflow_db.dags["rebuild_derived"]
-    for at in (DAY1, DAY2 + dt.timedelta(hours=15, minutes=7)):  # a logical date late in its day
-        run(dag, at)
-    snapshots = [{t.name: sorted_rows(spark, lake_env, t, "rebuild") for t in GOLD_TABLES}]
-    for day in (DAY1, DAY2):
-        rebuild(spark, lake_env, Interval(day, day + dt.timedelta(days=1)))
-    snapshots.append({t.name: sorted_rows(spark, lake_env, t, "rebuild") for t in GOLD_TABLES})
+    def rebuilt() -> dict:
+        return {t.name: sorted_rows(spark, lake_env, t, "rebuild") for t in GOLD_TABLES}
+
+    rebuild(spark, lake_env, Interval(DAY1, DAY2))
+    run(airflow_db.dags["rebuild_derived"], DAY2 + dt.timedelta(hours=15, minutes=7))  # late in its day
+    snapshots = [rebuilt()]
+    rebuild(spark, lake_env, Interval(DAY2, DAY2 + dt.timedelta(days=1)))
+    snapshots.append(rebuilt())
     assert snapshots[0] == snapshots[1]
     for table, column in ((CAMPAIGN_MINUTE_METRICS, "window_start"), (USER_SESSIONS, "session_start")):
-        rebuilt = snapshots[1][table.name]
-        assert rebuilt, table.name
+        rows = snapshots[1][table.name]
+        # Both days' rows, as the stream has them: the run for DAY2 left DAY1's.
+        assert {r[column].date() for r in rows} == {DAY1.date(), DAY2.date()}, table.name
         both_days = [r for day in (DAY1, DAY2) for r in day_rows(spark, lake_env, table, column, day, "main")]
-        assert rebuilt == sorted(both_days, key=lambda r: tuple(str(r[k]) for k in table.key))
-        assert all(DAY1 <= r[column].replace(tzinfo=UTC) < DAY2 + dt.timedelta(days=1) for r in rebuilt)
+        assert rows == sorted(both_days, key=lambda r: tuple(str(r[k]) for k in table.key))
+        assert all(DAY1 <= r[column].replace(tzinfo=UTC) < DAY2 + dt.timedelta(days=1) for r in rows)
     result = airflow_db.dags["verify_agreement"].test(logical_date=DAY2 + dt.timedelta(hours=6))
     assert result.state == DagRunState.SUCCESS
     published = result.get_task_instance("publish_data_docs").xcom_pull(task_ids="publish_data_docs")
