@@ -21,6 +21,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,10 +101,13 @@ def airflow(walk_lake, postgres, tmp_path_factory):
 
 
 class Api:
-    """The REST API, to wait for runs: what the test asserts is read from the UI."""
+    """The REST API, to wait for runs: what the test asserts is read from the UI. `idle` runs
+    before each wait: the walk leaves its page there (an open Airflow page polls the API server and
+    renders again every few seconds, a quarter of a core for the browser alone), and every step
+    reads the UI again with a page it opens after the wait."""
 
-    def __init__(self, service: AirflowService) -> None:
-        self.url = service.url
+    def __init__(self, service: AirflowService, idle: Callable[[], None] = lambda: None) -> None:
+        self.url, self.idle = service.url, idle
         body = json.dumps({"username": USER, "password": service.password()}).encode()
         request = urllib.request.Request(
             f"{self.url}/auth/token", data=body, headers={"Content-Type": "application/json"}, method="POST"
@@ -163,6 +167,7 @@ class Api:
 
     def wait(self, dag_id: str, until, run_type: str | None = None, timeout: float = 600) -> list[dict]:
         """The DAG's runs (of `run_type`), once `until(them)` holds and every run is done."""
+        self.idle()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             runs = self.runs(dag_id)
@@ -241,7 +246,7 @@ def walk(airflow):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             login(page, airflow.url, USER, airflow.password())
-            walk = Walk(page, Api(airflow), airflow.url)
+            walk = Walk(page, Api(airflow, idle=lambda: page.goto("about:blank")), airflow.url)
             yield walk
         finally:
             browser.close()
