@@ -103,7 +103,7 @@ def airflow(walk_lake, postgres, tmp_path_factory):
 class Api:
     """The REST API, to wait for runs: what the test asserts is read from the UI. `idle` runs
     before each wait: the walk leaves its page there (an open Airflow page polls the API server and
-    renders again every few seconds, a quarter of a core for the browser alone), and every step
+    renders again every few seconds: docs/testing.md), and every step
     reads the UI again with a page it opens after the wait."""
 
     def __init__(self, service: AirflowService, idle: Callable[[], None] = lambda: None) -> None:
