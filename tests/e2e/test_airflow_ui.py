@@ -102,9 +102,8 @@ def airflow(walk_lake, postgres, tmp_path_factory):
 
 class Api:
     """The REST API, to wait for runs: what the test asserts is read from the UI. `idle` runs
-    before each wait: the walk leaves its page there (an open Airflow page polls the API server and
-    renders again every few seconds: docs/testing.md), and every step
-    reads the UI again with a page it opens after the wait."""
+    before each wait: the walk blanks its page there (an open Airflow page polls the API server and
+    renders again every few seconds: docs/testing.md); every step opens a page after the wait."""
 
     def __init__(self, service: AirflowService, idle: Callable[[], None] = lambda: None) -> None:
         self.url, self.idle = service.url, idle
