@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from eo.runtime.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT, machine_java_options
 from infra import process, service
 from infra.status import Status
 
@@ -52,11 +52,14 @@ class SparkCluster:
         return [str(spark_home() / "bin" / "spark-class"), main, *args]
 
     def _env(self) -> dict[str, str]:
+        """The master's and the workers' environment; their JVMs carry this machine's options
+        (EO_JVM_OPTIONS), as every JVM the project starts does."""
         return {
             "SPARK_HOME": str(spark_home()),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(self.home / "logs"),
             "PYSPARK_PYTHON": sys.executable,
+            "SPARK_DAEMON_JAVA_OPTS": machine_java_options(),
         }
 
     def pid_file(self, name: str) -> Path:

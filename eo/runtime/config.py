@@ -173,7 +173,8 @@ SHORT_LIVED_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 def machine_java_options() -> str:
     """EO_JVM_OPTIONS: options this machine adds to every JVM the project starts (spark-submit's
-    drivers, a session's own JVM, the Kafka broker), after the project's own. The tests set there
+    drivers, a session's own JVM, a cluster's executors, the standalone master and workers, the
+    Kafka broker), after the project's own. The tests set there
     the JIT and GC of JVMs that live a minute or two (tests/conftest.py, docs/testing.md); their
     shared session, alive the whole run, passes its own. Unset, the JVMs run as deployed."""
     return os.environ.get("EO_JVM_OPTIONS", "").strip()

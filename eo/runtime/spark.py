@@ -76,6 +76,17 @@ def with_machine_options(options: str) -> str:
     return " ".join(filter(None, (options, machine_java_options())))
 
 
+EXECUTOR_JAVA = "spark.executor.extraJavaOptions"
+
+
+def machine_executor_options() -> dict[str, str]:
+    """This machine's JVM options (EO_JVM_OPTIONS) for the executors a job starts on a cluster
+    (a standalone worker launches them; in local mode the driver's JVM runs the tasks): none
+    when unset, and the deployed conf never carries them."""
+    options = machine_java_options()
+    return {EXECUTOR_JAVA: options} if options else {}
+
+
 def under_spark_submit() -> bool:
     """spark-submit starts the JVM itself and hands Python the gateway port."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -95,6 +106,7 @@ def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitt
         merged[JAVA] = with_machine_options(first)  # the JVM this session starts
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(environment(settings).jars())
+        merged.update(machine_executor_options())
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)
     merged.update(conf or {})
     return merged

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from eo.runtime.config import REPO_ROOT, Settings
 from eo.runtime.environment import environment
-from eo.runtime.spark import BASE_CONF, JAVA, with_machine_options
+from eo.runtime.spark import BASE_CONF, JAVA, machine_executor_options, with_machine_options
 
 # Passed by this project's spark-submit: the driver's memory and JVM options are read at launch (a
 # session's conf is too late), and where it listens is decided by who launches it (loopback here;
@@ -146,9 +146,10 @@ def prune_pyfiles(folder: Path, keep: Path | None = None, now: float | None = No
 
 def submit_conf(settings: Settings, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The --conf settings every job gets (the Airflow operator uses the same); the driver's JVM
-    options end with this machine's own (EO_JVM_OPTIONS)."""
+    options end with this machine's own (EO_JVM_OPTIONS), and a cluster's executors get them too."""
     launch = {key: BASE_CONF[key] for key in LAUNCH_KEYS}
     launch[JAVA] = with_machine_options(launch[JAVA])
+    launch.update(machine_executor_options())
     return {"spark.jars": ",".join(environment(settings).jars()), **launch, **(extra or {})}
 
 

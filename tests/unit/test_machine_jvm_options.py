@@ -55,3 +55,18 @@ def test_the_broker_s_java_carries_them_before_its_class(monkeypatch, tmp_path):
     assert options[:2] == ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
     monkeypatch.setenv("EO_JVM_OPTIONS", "")
     assert not any(part.startswith("-XX:") for part in Broker(19999, tmp_path)._java("kafka.Kafka"))
+
+
+def test_a_cluster_s_executors_and_daemons_carry_them_and_unset_nothing_is_added(monkeypatch, tmp_path):
+    from eo.runtime.spark import EXECUTOR_JAVA
+    from infra.spark_cluster import SparkCluster
+
+    monkeypatch.setenv("EO_JVM_OPTIONS", OPTIONS)
+    assert submit_conf(load_settings("local"))[EXECUTOR_JAVA] == OPTIONS
+    assert session_conf(load_settings("local"))[EXECUTOR_JAVA] == OPTIONS
+    assert SparkCluster(home=tmp_path)._env()["SPARK_DAEMON_JAVA_OPTS"] == OPTIONS
+    assert EXECUTOR_JAVA not in BASE_CONF
+    monkeypatch.setenv("EO_JVM_OPTIONS", "")
+    assert EXECUTOR_JAVA not in submit_conf(load_settings("local"))
+    assert EXECUTOR_JAVA not in session_conf(load_settings("local"))
+    assert SparkCluster(home=tmp_path)._env()["SPARK_DAEMON_JAVA_OPTS"] == ""
