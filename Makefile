@@ -12,7 +12,7 @@ export PYTHONPATH := $(CURDIR)
 ENV ?= local
 export EO_ENV := $(ENV)
 
-.PHONY: help setup system venv jars bytecode class-archive data-docs-assets lock demo test test-tools bench-check test-unit test-fast lint fmt chaos bench flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
+.PHONY: help setup system venv jars bytecode class-archive data-docs-assets lock demo test test-tools bench-check test-unit test-fast lint fmt chaos bench test-durations flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
 
 help: ## list the targets
@@ -164,10 +164,15 @@ test-tools: ## what make test needs, installed side by side (make -j), and the l
 	@$(MAKE) --no-print-directory -j$(SETUP_JOBS) $(TEST_TOOLS)
 
 # Two workers (pytest-xdist), a test file each at a time: many tests wait on servers and
-# subprocesses, so two share the machine's two cores (docs/testing.md).
+# subprocesses, so two share the machine's two cores. The files go longest first, in the order of
+# tests/file_seconds.json, and the workers finish together (tests/file_order.py, docs/testing.md).
 TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: test-tools ## the lint, then the whole suite: unit, integration, the Airflow UI walk and the chaos smoke
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(XDIST) $(PYTEST_ARGS)
+
+test-durations: ## keep the last full run's seconds per test file (tests/file_seconds.json), the workers' order
+	$(PYTHON) -m tests.file_order $(DURATIONS)
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~20 min)
 	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
@@ -179,7 +184,7 @@ bench-check: setup flink-venv jars-flink ## the bench's plumbing: every phase at
 	$(PYTHON) -m pytest -m bench $(PYTEST_ARGS)
 
 test-fast: setup ## the inner loop: every unit test that is not slow (no server, no subprocess; budget 5 min)
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadfile -m 'unit and not slow' $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(XDIST) -m 'unit and not slow' $(PYTEST_ARGS)
 
 test-unit: setup ## all the unit tests, the slow ones included (no server, no subprocess)
 	$(PYTHON) -m pytest -m unit $(PYTEST_ARGS)

@@ -14,7 +14,7 @@ import hypothesis
 import pytest
 
 from eo.runtime.config import REPO_ROOT, SHORT_LIVED_JVM_OPTIONS, Settings, load_settings
-from tests import timing
+from tests import file_order, timing
 
 # Airflow reads its configuration when first imported: point it at a scratch home first.
 AIRFLOW_TEST_HOME = Path(tempfile.mkdtemp(prefix="eo-airflow-tests-"))
@@ -60,13 +60,16 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """The bench's plumbing (~15 min) runs only when asked for by name (`-m bench`, make
-    bench-check): lab code, and performance lives in make bench, not in the suite."""
-    if "bench" in (config.option.markexpr or ""):
-        return
-    bench = [item for item in items if item.get_closest_marker("bench") is not None]
-    if bench:
-        config.hook.pytest_deselected(items=bench)
-        items[:] = [item for item in items if item.get_closest_marker("bench") is None]
+    bench-check): lab code, and performance lives in make bench, not in the suite. Under xdist,
+    the files longest first (tests/file_order.py)."""
+    if "bench" not in (config.option.markexpr or ""):
+        bench = [item for item in items if item.get_closest_marker("bench") is not None]
+        if bench:
+            config.hook.pytest_deselected(items=bench)
+            items[:] = [item for item in items if item.get_closest_marker("bench") is None]
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller schedules in this order
+        order = file_order.longest_first([item.nodeid.split("::", 1)[0] for item in items], file_order.load_estimates())
+        items[:] = [items[i] for i in order]
 
 
 # The shared session and its conf as the `spark` fixture built it (set while the session is up).
