@@ -107,17 +107,25 @@ def restore_conf(spark, before: dict[str, str]) -> dict[str, str | None]:
     eo.runtime.spark.build_session, whose getOrCreate applies BASE_CONF to the shared session (4 shuffle
     partitions over the fixture's 2, for one) for the rest of the run. Keys that changed, appeared
     or disappeared are set back or unset, when modifiable at runtime (static and core keys, such as
-    spark.app.name, cannot change once the session is up). Returns what it restored: key ->
-    the value set back, or None for a key unset."""
+    spark.app.name, cannot change once the session is up). A key no conf entry registers, read
+    by its prefix (the state store's RocksDB keys), is not "modifiable" to Spark, yet changes at
+    runtime: it is set back too. Returns what it restored: key -> the value set back, or None
+    for a key unset."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
     after = dict(spark.conf.getAll)
     restored: dict[str, str | None] = {}
     for key in sorted(before.keys() | after.keys()):
-        if before.get(key) == after.get(key) or not spark.conf.isModifiable(key):
+        if before.get(key) == after.get(key):
             continue
-        if key in before:
-            spark.conf.set(key, before[key])
-        else:
-            spark.conf.unset(key)
+        try:
+            if key in before:
+                spark.conf.set(key, before[key])
+            else:
+                spark.conf.unset(key)
+        except (PySparkException, Py4JError):  # a static SQL key or a core key: fixed once the session is up
+            continue
         restored[key] = before.get(key)
     return restored
 

@@ -12,6 +12,9 @@ pytestmark = pytest.mark.unit
 
 PARTITIONS = "spark.sql.shuffle.partitions"
 ADDED = "spark.sql.files.maxRecordsPerFile"  # set by no one: a key a job could add
+# Registered by no conf entry (RocksDB's keys are read by prefix): not "modifiable" to Spark, yet a
+# test that turns it off changes every later state store of the session.
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
 def modifiable(spark, conf: dict[str, str]) -> dict[str, str]:
@@ -33,6 +36,14 @@ def test_what_a_jobs_session_changes_on_the_shared_one_is_set_back(spark):
     assert ADDED not in spark.conf.getAll
     assert modifiable(spark, dict(spark.conf.getAll)) == modifiable(spark, before)
     assert restore_conf(spark, before) == {}, "a second restore has nothing left to do"
+
+
+def test_a_key_no_conf_entry_registers_is_set_back_too(spark):
+    before = dict(spark.conf.getAll)
+    assert before[CHANGELOG] == BASE_CONF[CHANGELOG] == "true" and not spark.conf.isModifiable(CHANGELOG)
+    spark.conf.set(CHANGELOG, "false")
+    assert restore_conf(spark, before) == {CHANGELOG: "true"}
+    assert spark.conf.get(CHANGELOG) == "true"
 
 
 def test_every_test_and_module_using_spark_has_its_conf_restored(request, spark):
