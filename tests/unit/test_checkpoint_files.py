@@ -36,26 +36,30 @@ def streamed(spark, tmp_path_factory):
 
 
 FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+
+
+def _streamed_with(spark, tmp_path_factory, name: str, key: str, value: str, seed: int, events: int) -> Path:
+    """The checkpoint of `events` events streamed in batches of 30 with the session's `key` set to
+    `value` meanwhile (set back after, restore_conf), kept pristine."""
+    before = dict(spark.conf.getAll)
+    spark.conf.set(key, value)
+    try:
+        settings = lake_settings(tmp_path_factory.mktemp(name))
+        prepare_lake(spark, settings)
+        generator = ClickstreamGenerator(seed=seed, start=BASE, span_hours=2, total_events=events, users=5)
+        rows = records(m.value for m in generator.messages())
+        stream(spark, settings, [rows[start : start + 30] for start in range(0, len(rows), 30)])
+    finally:
+        restore_conf(spark, before)
+    return Path(settings.checkpoint_path(QUERY))
 
 
 @pytest.fixture(scope="module")
 def streamed_v2(spark, tmp_path_factory):
     """A checkpoint of three committed batches in the state store's checkpoint format 2, whose
     files carry a unique id (`<version>_<id>.changelog`), kept pristine."""
-    before = dict(spark.conf.getAll)
-    spark.conf.set(FORMAT, "2")
-    try:
-        settings = lake_settings(tmp_path_factory.mktemp("checkpoint_v2"))
-        prepare_lake(spark, settings)
-        generator = ClickstreamGenerator(seed=5, start=BASE, span_hours=2, total_events=90, users=5)
-        rows = records(m.value for m in generator.messages())
-        stream(spark, settings, [rows[:30], rows[30:60], rows[60:]])
-    finally:
-        restore_conf(spark, before)
-    return Path(settings.checkpoint_path(QUERY))
-
-
-CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+    return _streamed_with(spark, tmp_path_factory, "checkpoint_v2", FORMAT, "2", seed=5, events=90)
 
 
 @pytest.fixture(scope="module")
@@ -64,17 +68,7 @@ def streamed_snapshots(spark, tmp_path_factory):
     each commit uploads one. With it on, as deployed, the maintenance thread uploads them every
     few seconds, and a run of short queries may end before it has (the test then had no snapshot
     to damage and was skipped, depending on the load)."""
-    before = dict(spark.conf.getAll)
-    spark.conf.set(CHANGELOG, "false")
-    try:
-        settings = lake_settings(tmp_path_factory.mktemp("checkpoint_snapshots"))
-        prepare_lake(spark, settings)
-        generator = ClickstreamGenerator(seed=6, start=BASE, span_hours=2, total_events=60, users=5)
-        rows = records(m.value for m in generator.messages())
-        stream(spark, settings, [rows[:30], rows[30:]])
-    finally:
-        restore_conf(spark, before)
-    return Path(settings.checkpoint_path(QUERY))
+    return _streamed_with(spark, tmp_path_factory, "checkpoint_snapshots", CHANGELOG, "false", seed=6, events=60)
 
 
 def _copy(checkpoint: Path, tmp_path: Path) -> Path:
