@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from batch.verify_explain import lines as explained_lines
+from eo.core.sources import unknown_field_lines
 from eo.runtime.quality.verdicts import NOT_REBUILT, answered_line, docs_link, not_rebuilt_line
 
 
@@ -59,6 +60,7 @@ def describe(verdict: dict) -> str:
             f"  failed: {e['suite']}: {e['expectation']} unexpected={e['unexpected_count']} e.g. {e['examples'][:2]}"
         )
     lines += lake_lines(verdict.get("lake"))
+    lines += [f"  {line}" for line in unknown_field_lines(verdict.get("unknown_fields") or {})]
     lines.append(f"  data docs: {docs_link(verdict)}")
     return "\n".join(lines)
 

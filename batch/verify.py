@@ -38,7 +38,7 @@ from eo.core.quality.reconcile import (
     scoped_counts,
 )
 from eo.core.tables import GOLD, POISON_PREFIX, QUARANTINE, SILVER, SOURCE_KEY
-from eo.runtime import lake, source_gaps
+from eo.runtime import lake, source_gaps, unknown_fields
 from eo.runtime.cli import EXIT_CODES, NOT_READY, Progress, guarded
 from eo.runtime.config import Settings, load_settings
 from eo.runtime.coverage import rebuilt_intervals
@@ -264,6 +264,7 @@ def verify(
         "data_docs_url": f"{settings.data_docs_url.rstrip('/')}/index.html" if settings.data_docs_url else None,
         "seconds": round(progress.elapsed(), 1),
         "lake": lake_report(settings),  # a partial batch named, and how the lake began
+        "unknown_fields": unknown_fields.counted(settings),  # keys the declaration lacks, per record count
     }
     write_verdict(settings, verdict, verdict_file)
     return verdict

@@ -260,6 +260,8 @@ def status(settings: Settings, args: argparse.Namespace | None = None) -> Status
         rows += gap_rows
     report["lake"], lake_rows = lake_state(settings)
     rows += lake_rows
+    report["unknown_fields"], unknown_rows = _unknown_fields(settings)
+    rows += unknown_rows
     rows.append(("poison records", f"{poison['records']} isolated (docs/bad-input.md)"))
     rows.append(("log", home(settings) / "streaming.log"))
     return Status(up, report, rows)
@@ -284,6 +286,20 @@ def lake_state(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
     rows: list[tuple[str, object]] = [("tables", report["tables_line"])]
     rows += [("lake begun", line) for line in report["begun_lines"][-2:]]
     return report, rows
+
+
+def _unknown_fields(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:
+    """Keys records carried that their source's declaration lacks, each with its records: never
+    dropped unseen (docs/sources.md)."""
+    from eo.core.sources import unknown_field_lines
+    from eo.runtime import unknown_fields
+
+    try:
+        counts = unknown_fields.counted(settings)
+    except Exception as error:  # noqa: BLE001 (status answers whatever the lake holds)
+        line = f"not readable: {type(error).__name__}: {error}".splitlines()[0]
+        return {"error": line}, [("unknown fields", line)]
+    return counts, [("unknown fields", line) for line in unknown_field_lines(counts)] or [("unknown fields", "none")]
 
 
 def _source_gaps(settings: Settings) -> tuple[dict, list[tuple[str, object]]]:

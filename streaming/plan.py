@@ -210,7 +210,8 @@ def start_checked(writer: DataStreamWriter, plan: DataFrame) -> StreamingQuery:
         spark.conf.set(UNSUPPORTED_OPERATION_CHECK, before)
 
 
-# Every kind in one schema; the columns a kind does not have are null.
+# Every kind in one schema; the columns a kind does not have are null. The event's columns are
+# silver's, which its source declares.
 OUTPUT = (
     ("_kind", "string"),
     ("key", "string"),
@@ -222,15 +223,7 @@ OUTPUT = (
     ("ingest_batch", "bigint"),
     ("raw_value", "string"),
     ("reason", "string"),
-    ("event_id", "string"),
-    ("event_type", "string"),
-    ("event_time", "timestamp"),
-    ("event_date", "date"),
-    ("user_id", "string"),
-    ("session_id", "string"),
-    ("campaign_id", "string"),
-    ("ad_id", "string"),
-    ("price", "decimal(10,2)"),
+    *((name, kind) for name, kind in SILVER.column_types if name not in RECORD_COLUMNS),
     ("window_start", "timestamp"),
 )
 

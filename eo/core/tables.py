@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-EVENT_TYPES = ("impression", "click", "purchase")
+from eo.core.sources import CLICKS, UNKNOWN_FIELDS
+
+EVENT_TYPES = CLICKS.by_name["event_type"].allowed  # declared in eo/core/sources/clicks.schema.json
 SESSION_GAP_MINUTES = 30
 METRIC_WINDOW = "minute"  # the window of the table whose distinct users the sessions count
 # The stream counts a window's distinct users against the stored sessions within the gap of its
@@ -52,10 +54,19 @@ class TableDef:
     # Written by delta-rs alone in the live lake (main): created and altered by it too, never by
     # Spark, with DELTA_RS_WRITES among its properties (a test pins them).
     live: bool = False
+    # A table whose columns a source declares: the fields that declaration requires. Its stored
+    # schema follows the declaration only where stored rows can (eo/core/evolution.py); None for
+    # the others, whose new columns are added.
+    declared_required: tuple[str, ...] | None = None
 
     @property
     def columns(self) -> list[str]:
         return [part.split()[0] for part in _top_level_split(self.ddl)]
+
+    @property
+    def column_types(self) -> list[tuple[str, str]]:
+        """(name, type) of each column, the type in Spark's lower case ("decimal(10,2)")."""
+        return [(part.split(None, 1)[0], part.split(None, 1)[1].lower()) for part in _top_level_split(self.ddl)]
 
 
 # The properties of every live table, set at its creation and set again where they differ
@@ -80,26 +91,33 @@ BRONZE = TableDef(
     live=True,
 )
 
+# A declared table's record of the fields its declaration requires (see SILVER).
+REQUIRED_PROPERTY = "eo.source.required"
+
+# The keys a record had that its source's declaration lacks (null when none): kept records count
+# them here, quarantined ones in quarantine (docs/sources.md).
+UNKNOWN_DDL = f"{UNKNOWN_FIELDS} ARRAY<STRING>"
+
 SILVER = TableDef(
     name="silver",
-    ddl=(
-        "event_id STRING, event_type STRING, event_time TIMESTAMP, event_date DATE, "
-        "user_id STRING, session_id STRING, campaign_id STRING, ad_id STRING, "
-        f"price DECIMAL(10,2), {SOURCE_COLUMNS}"
-    ),
+    # The declared fields (eo/core/sources/clicks.schema.json), then where each record sat. A field
+    # added to the declaration is added to the stored table, nullable (eo/runtime/lake.py).
+    ddl=f"{CLICKS.silver_ddl}, {SOURCE_COLUMNS}, {UNKNOWN_DDL}",
     # One row per event id across all history, whatever time its copies carry (a retry may
     # re-stamp it): the stream's engine state remembers every id (streaming/plan.py).
-    key=("event_id",),
+    key=(CLICKS.event_id,),
     partition_by=("event_date",),
-    # Only appended: a row, once in, never changes.
-    properties=APPEND_ONLY,
+    # Only appended: a row, once in, never changes. It records the fields its declaration required
+    # when the stream last started: a field made required later is refused (eo/core/evolution.py).
+    properties={**APPEND_ONLY, REQUIRED_PROPERTY: ",".join(CLICKS.required)},
     zorder=("event_time",),
     live=True,
+    declared_required=CLICKS.required,
 )
 
 QUARANTINE = TableDef(
     name="quarantine",
-    ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING",
+    ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING, {UNKNOWN_DDL}",
     key=SOURCE_KEY,
     properties=DELTA_RS_WRITES,
     live=True,

@@ -103,12 +103,13 @@ class Environment:
 
         return fs.SubTreeFileSystem(uri.removeprefix("file://"), fs.LocalFileSystem())
 
-    def rows(self, table, columns: list[str] | None = None):
+    def rows(self, table, columns: list[str] | None = None, where=None):
         """A Delta table's rows (`commits.Table`, as last refreshed) in Arrow, read through
         `arrow_filesystem`: never `to_pyarrow_table`, whose Python file system leaves Arrow threads
-        that abort the interpreter at exit (134, after a command printed everything)."""
+        that abort the interpreter at exit (134, after a command printed everything). `where`: a
+        pyarrow.compute expression the rows must meet (row groups its statistics rule out are skipped)."""
         dataset = table.current.to_pyarrow_dataset(filesystem=self.arrow_filesystem(table.uri))
-        return dataset.to_table(columns=columns)
+        return dataset.to_table(columns=columns, filter=where)
 
     # -- leases and locks --------------------------------------------------------------------
     @property

@@ -14,8 +14,10 @@ import time
 
 from pyspark.sql import DataFrame, SparkSession
 
+from eo.core.evolution import SchemaRefused, delta_type, new_columns
 from eo.core.reference import ad_rows, campaign_rows
-from eo.core.tables import ADS, ALL, CAMPAIGNS, REFERENCE, TableDef
+from eo.core.tables import ADS, ALL, CAMPAIGNS, REFERENCE, REQUIRED_PROPERTY, TableDef
+from eo.runtime.cli import Refused
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 
@@ -141,11 +143,26 @@ def _delta_rs_owns(table: TableDef, namespace: str) -> bool:
 
 def add_new_columns(spark, settings: Settings, table: TableDef, namespace: str = "main") -> list[str]:
     """Columns the definition has and the stored table lacks (a lake made by an older release, such
-    as bronze before INGEST_BATCH) are added, nullable: older rows read them as null. Returns them."""
+    as bronze before INGEST_BATCH, or a field its source's declaration added) are added, nullable:
+    older rows read them as null. Returns them. A declared table's change its stored rows cannot
+    follow (eo/core/evolution.py) is Refused, in one line, before anything is changed."""
     from pyspark.sql.types import StructType
 
     stored = environment(settings).table(table.name, namespace)
-    names = set(stored.schema().names)
+    fields = json.loads(stored.current.schema().to_json())["fields"]
+    names = {f["name"] for f in fields}
+    if table.declared_required is not None and namespace == "main":
+        before = stored.refresh().metadata().configuration.get(REQUIRED_PROPERTY)
+        try:
+            new_columns(
+                table.name,
+                table.column_types,
+                [(f["name"], delta_type(f["type"])) for f in fields],
+                table.declared_required,
+                None if before is None else [n for n in before.split(",") if n],
+            )
+        except SchemaRefused as refused:
+            raise Refused(str(refused)) from None
     new = [field for field in StructType.fromDDL(table.ddl).fields if field.name not in names]
     if new:
         columns = ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in new)
@@ -187,7 +204,8 @@ def _create_live(spark, settings: Settings, table: TableDef) -> None:
                 partition_by=list(table.partition_by) or None,
                 configuration=dict(table.properties),
                 storage_options=target.storage_options,
-                raise_if_key_not_exists=True,
+                # Delta's own keys checked; a platform key (eo.*) is not Delta's to know.
+                raise_if_key_not_exists=all(key.startswith("delta.") for key in table.properties),
             )
             return
         except Exception:  # another job's version 0 landed first, or a half-made location

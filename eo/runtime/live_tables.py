@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from eo.core.positions import partial_batch, rebuilt_position
-from eo.core.tables import BRONZE, GOLD, NOT_RETAINED, QUARANTINE, SILVER, TableDef
+from eo.core.tables import BRONZE, GOLD, NOT_RETAINED, QUARANTINE, REQUIRED_PROPERTY, SILVER, TableDef
 from eo.runtime import commits
 from eo.runtime.cli import NotReady, Refused
 from eo.runtime.config import STREAM_QUERY, Settings
@@ -232,7 +232,12 @@ def restore_properties(settings: Settings, tables: Sequence[TableDef]) -> list[s
             )
         wrong = {key: value for key, value in table.properties.items() if stored.get(key) != value}
         if wrong:
-            target.current.alter.set_table_properties(wrong)
+            own = not all(key.startswith("delta.") for key in wrong)  # a platform key (eo.*): not Delta's
+            target.current.alter.set_table_properties(wrong, raise_if_not_exists=not own)
             restored.append(table.name)
-            print(f"[lake] {table.name}: {wrong} set again (a writer stopped midway left it otherwise)", flush=True)
+            recorded = {key: wrong.pop(key) for key in [REQUIRED_PROPERTY] if key in wrong}
+            if recorded:
+                print(f"[lake] {table.name}: recorded its declaration's required fields {recorded}", flush=True)
+            if wrong:
+                print(f"[lake] {table.name}: {wrong} set again (a writer stopped midway left it otherwise)", flush=True)
     return restored

@@ -41,12 +41,16 @@ def spark_submit_binary() -> str:
     return found
 
 
+PACKAGED = ("*.py", "*.schema.json")
+
+
 def _sources(root: Path) -> list[tuple[str, bytes]]:
-    """The job packages' files under `root`, read once: (path in the zip, contents), in order."""
+    """The job packages' files under `root`, read once: (path in the zip, contents), in order: the
+    code and the sources' declarations (eo/core/sources/*.schema.json), which it reads as data."""
     return [
         (path.relative_to(root).as_posix(), path.read_bytes())
         for package in PACKAGES
-        for path in sorted((root / package).rglob("*.py"))
+        for path in sorted(p for pattern in PACKAGED for p in (root / package).rglob(pattern))
     ]
 
 

@@ -20,6 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.reference import ADS_PER_CAMPAIGN, CAMPAIGN_COUNT
+from eo.core.sources import UNKNOWN_FIELDS
 from eo.core.tables import RECORD_COLUMNS, SILVER
 
 PARTITIONS = 4
@@ -159,6 +160,7 @@ def silver_history(spark: SparkSession, count: int, end: dt.datetime, per_day: i
         F.lit("bench-history").alias("kafka_topic"),
         F.col("id").alias("kafka_offset"),
         F.col("event_time").alias("kafka_timestamp"),
+        F.lit(None).cast("array<string>").alias(UNKNOWN_FIELDS),
     ).select(*SILVER.columns)
 
 

@@ -10,7 +10,9 @@ from collections import Counter
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from eo.core.sources import unknown_field_lines
 from eo.core.tables import SOURCE_KEY
+from eo.runtime import unknown_fields
 from eo.runtime.cli import OK
 from eo.runtime.config import Settings
 from ops.quarantine.escape import SAMPLE_CHARS, printable
@@ -67,18 +69,29 @@ def families(reasons: list[dict]) -> list[dict]:
 def list_command(spark: SparkSession, settings: Settings, args: argparse.Namespace) -> int:
     reasons = summarize(selection(spark, settings, args), args.samples)
     total = sum(r["count"] for r in reasons)
+    # Keys the declaration lacks, kept or quarantined: whatever the filters, never left unseen.
+    unknown = unknown_fields.counted(settings)
     if args.json:
         filters = {
             "reason": args.reason and str(args.reason),
             "since": iso_arg(args.since),
             "until": iso_arg(args.until),
         }
-        report = {"filters": filters, "total": total, "families": families(reasons), "reasons": reasons}
+        report = {
+            "filters": filters,
+            "total": total,
+            "families": families(reasons),
+            "reasons": reasons,
+            "unknown_fields": unknown,
+        }
         print(json.dumps(report, indent=2, ensure_ascii=True))  # ASCII: hostile bytes arrive as \u escapes
     elif not total:
         print(f"no quarantined records match ({describe(args)})")
     else:
         show(reasons, total, args)
+    if not args.json:
+        for line in unknown_field_lines(unknown):
+            print(printable(line))
     return OK
 
 

@@ -84,6 +84,7 @@ def test_the_built_artifacts_hold_the_code_the_entry_points_and_the_configuratio
     with zipfile.ZipFile(tmp_path / application.pyfiles) as code:
         names = code.namelist()
     assert {"eo/runtime/config.py", "streaming/run.py", "batch/rebuild.py", "ops/reset.py"} <= set(names)
+    assert "eo/core/sources/clicks.schema.json" in names  # the declarations travel with the code
     assert not any(n.startswith(("tests/", "lab/", "dags/", "jobs/")) for n in names)
     assert set(application.entrypoints) == set(artifacts.ENTRY_POINTS)
     for script, key in application.entrypoints.items():

@@ -55,7 +55,9 @@ def build_lake(spark, settings, spec=RECORDS) -> list[tuple]:
         for (key, value, topic, partition, offset, ts), (_, reason, event_id) in zip(rows, spec, strict=True)
         if reason
     ]
-    frame = spark.createDataFrame([row[:8] for row in bad], QUARANTINE.ddl)
+    # The first bad record also carried a key the declaration lacks (quarantine's unknown_fields).
+    carried = [["zone"]] + [None] * (len(bad) - 1)
+    frame = spark.createDataFrame([(*row[:8], keys) for row, keys in zip(bad, carried, strict=True)], QUARANTINE.ddl)
     frame.write.format("delta").mode("append").save(settings.table_path(QUARANTINE.name))
     return bad
 
@@ -70,6 +72,15 @@ def run(capsys, spark, settings, *argv) -> tuple[int, str, str]:
     code = main(list(argv), settings=settings, spark=spark)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def test_list_names_each_unknown_field_with_its_records(capsys, spark, lake_with_quarantine):
+    settings, _ = lake_with_quarantine
+    code, out, _ = run(capsys, spark, settings, "list")
+    assert code == 0
+    assert "unknown field 'zone' in 1 clicks records (0 kept, 1 quarantined)" in out
+    code, out, _ = run(capsys, spark, settings, "list", "--json")
+    assert json.loads(out)["unknown_fields"] == {"zone": {"kept": 0, "quarantined": 1}}
 
 
 def coordinates(row) -> str:

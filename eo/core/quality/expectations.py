@@ -8,7 +8,8 @@ import great_expectations.expectations as gxe
 
 from eo.core.declaration import GoldTable
 from eo.core.quality.diff import BATCH, STREAM
-from eo.core.tables import EVENT_TYPES, SILVER
+from eo.core.sources import CLICKS
+from eo.core.tables import SILVER
 
 
 def _unique(key: Sequence[str]):
@@ -69,11 +70,18 @@ def counts_reconcile() -> list:
 
 
 def silver() -> list:
+    """Silver's domain, from its source's declaration (eo/core/sources/): its key unique, every
+    required field never null, each field within its allowed values and its least value."""
+    fields = CLICKS.fields
     return [
         _unique(list(SILVER.key)),
-        *_not_null(["event_id", "event_type", "event_time", "user_id", "campaign_id"]),
-        gxe.ExpectColumnValuesToBeInSet(column="event_type", value_set=list(EVENT_TYPES)),
-        gxe.ExpectColumnValuesToBeBetween(column="price", min_value=0),
+        *_not_null([f.name for f in fields if f.required]),
+        *[gxe.ExpectColumnValuesToBeInSet(column=f.name, value_set=list(f.allowed)) for f in fields if f.allowed],
+        *[
+            gxe.ExpectColumnValuesToBeBetween(column=f.name, min_value=f.minimum)
+            for f in fields
+            if f.minimum is not None
+        ],
     ]
 
 

@@ -7,37 +7,51 @@ crosses into Python to be read. The UDF returns the typed fields and the first r
 
 Reasons, first match wins, in this order:
 1. the record: malformed_json:{empty,too_large,invalid_utf8,repeated_key,syntax,not_object,trailing_data}
-2. each field in FIELDS order: missing_field:<f>, then bad_type:<f> (the wrong JSON type)
-3. each field in FIELDS order: bad_value:<f> (the right type, outside the field's domain)
-4. the reference data (classify): bad_value:campaign_id, bad_value:ad_id
+2. each field in declaration order: missing_field:<f>, then bad_type:<f> (the wrong JSON type)
+3. each field in declaration order: bad_value:<f> (the right type, outside the field's domain)
+4. a key the declaration lacks, when it says to quarantine them: unknown_field:<key>
+5. the reference data (classify): bad_value:campaign_id, bad_value:ad_id
+
+The fields, their types and domains are the source's declaration (eo/core/sources/*.schema.json),
+which the UDF is given as text: nothing here or in the JVM lists them.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.domains import Domains
+from eo.core.sources import CLICKS, UNKNOWN_FIELDS, Source
+from eo.core.sources import ID_PATTERN as ID_DOMAIN
 from eo.core.tables import INGEST_BATCH, QUARANTINE, SILVER, SOURCE_KEY
 
-ID_FIELDS = ("event_id", "user_id", "session_id", "campaign_id", "ad_id")
-REQUIRED_FIELDS = ("event_id", "event_type", "event_time", "user_id", "session_id", "campaign_id", "ad_id")
-FIELDS = (*REQUIRED_FIELDS, "price")
+# The one source the stream reads today, declared in eo/core/sources/clicks.schema.json.
+SOURCE = CLICKS
+FIELDS = SOURCE.field_names
+REQUIRED_FIELDS = SOURCE.required
 Catalogue = Mapping[str, Sequence[str]]  # each campaign id with the ids of its ads
 
-# The id domain (the UDF's Ids class holds it; tests check against this). \A and \z, never ^ and $:
-# "$" also matches before a final newline, which would let "u1\n" through as an id.
-ID_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}\z"
+# The id domain, as the declaration writes it (the UDF's Ids class holds it; tests check against
+# this): a whole-string match in Java and in Python's re.fullmatch, so "u1\n" is no id.
+ID_PATTERN = ID_DOMAIN
 
-# The UDF (eo/runtime/spark.py puts its jar on every session's classpath) and the struct it returns.
-READER_FUNCTION = "eo_read_event"
+# The UDF (eo/runtime/spark.py puts its jar on every session's classpath), made with the
+# declaration's text, and the struct it returns.
 READER_CLASS = "io.effectivelyonce.reader.ReadEvent"
-READING = (
-    "struct<event_id: string, event_type: string, event_time: timestamp, user_id: string, session_id: string, "
-    "campaign_id: string, ad_id: string, price: decimal(10,2), reason: string>"
-)
+READING = SOURCE.reading_ddl
+
+
+def reader_function(source: Source = SOURCE) -> str:
+    """The UDF's name in a session: the source and its declaration's digest, so that a session that
+    meets an edited declaration registers it anew rather than reading with the old one."""
+    return f"eo_read_{source.name}_{hashlib.sha256(source.text.encode()).hexdigest()[:12]}"
+
+
+READER_FUNCTION = reader_function()
 
 
 def first_reason(*checks: tuple[Column, str]) -> Column:
@@ -48,17 +62,22 @@ def first_reason(*checks: tuple[Column, str]) -> Column:
     return expr
 
 
-def register_reader(spark: SparkSession) -> None:
-    """Make the reading UDF known to `spark` (once per session: a stream's batches run in a clone)."""
-    if not spark.catalog.functionExists(READER_FUNCTION):
-        spark.udf.registerJavaFunction(READER_FUNCTION, READER_CLASS, READING)
+def register_reader(spark: SparkSession, source: Source = SOURCE) -> None:
+    """Make the source's reading UDF known to `spark` (once per session: a stream's batches run in a
+    clone). The JVM is given the declaration's text: the function carries it to the executors."""
+    name = reader_function(source)
+    if not spark.catalog.functionExists(name):
+        jvm = spark._jvm
+        reading = jvm.io.effectivelyonce.reader.ReadEvent(source.text)
+        returns = jvm.org.apache.spark.sql.types.DataType.fromDDL(source.reading_ddl)
+        spark._jsparkSession.udf().register(name, reading, returns)
 
 
-def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Column:
+def read_event(value: Column, kafka_timestamp: Column, domains: Domains, source: Source = SOURCE) -> Column:
     """The reading of one record: a READING struct. The bounds go as literals, in the UDF's units."""
     floor = F.unix_micros(F.to_timestamp(F.lit(domains.event_time_floor)))
     return F.call_function(
-        READER_FUNCTION,
+        reader_function(source),
         value,
         F.unix_micros(kafka_timestamp),
         floor,
@@ -67,11 +86,11 @@ def read_event(value: Column, kafka_timestamp: Column, domains: Domains) -> Colu
     )
 
 
-def parse_events(raw: DataFrame, domains: Domains | None = None) -> DataFrame:
-    """Bronze rows -> source coordinates, the raw bytes, typed fields and `reason` (null if valid);
-    `domains`: the bounds, Domains()'s defaults when not given."""
+def parse_events(raw: DataFrame, domains: Domains | None = None, source: Source = SOURCE) -> DataFrame:
+    """Bronze rows -> source coordinates, the raw bytes, the declared fields typed, `reason` (null if
+    valid) and `unknown_fields`; `domains`: the bounds, Domains()'s defaults when not given."""
     domains = domains or Domains()
-    register_reader(raw.sparkSession)
+    register_reader(raw.sparkSession, source)
     # The ingest batch goes along, for the first-copy rule (eo/core/transforms/dedup.py); Kafka's
     # records have none yet: the stream assigns it when it commits them to bronze.
     ingest = F.col(INGEST_BATCH) if INGEST_BATCH in raw.columns else F.lit(None).cast("bigint")
@@ -81,7 +100,7 @@ def parse_events(raw: DataFrame, domains: Domains | None = None) -> DataFrame:
         "kafka_timestamp",
         F.make_valid_utf8(F.col("key")).alias("key"),
         "value",
-        read_event(F.col("value"), F.col("kafka_timestamp"), domains).alias("_read"),
+        read_event(F.col("value"), F.col("kafka_timestamp"), domains, source).alias("_read"),
     )
     return read.select(
         *SOURCE_KEY,
@@ -89,7 +108,7 @@ def parse_events(raw: DataFrame, domains: Domains | None = None) -> DataFrame:
         "kafka_timestamp",
         "key",
         "value",
-        *(F.col(f"_read.{name}").alias(name) for name in (*ID_FIELDS, "event_type", "event_time", "price", "reason")),
+        *(F.col(f"_read.{name}").alias(name) for name in (*source.field_names, "reason", UNKNOWN_FIELDS)),
     )
 
 

@@ -2,9 +2,11 @@ package io.effectivelyonce.reader;
 
 /**
  * What the strict reading of a record's text found: whether its first JSON value is valid and an
- * object, whether anything but white space follows that value, and the event's fields in it.
+ * object, whether anything but white space follows that value, the declared fields in it (by their
+ * index in the source's declaration) and the top-level keys it does not declare (sorted; null when
+ * none).
  */
-record JsonRecord(Shape shape, boolean trailingData, FieldValue[] fields) {
+record JsonRecord(Shape shape, boolean trailingData, FieldValue[] fields, String[] unknown) {
     enum Shape {
         /** The first value is not strict JSON (or repeats a key at any level). */
         INVALID,
@@ -13,11 +15,11 @@ record JsonRecord(Shape shape, boolean trailingData, FieldValue[] fields) {
         OBJECT
     }
 
-    static final JsonRecord INVALID = new JsonRecord(Shape.INVALID, false, null);
-    static final JsonRecord NOT_OBJECT = new JsonRecord(Shape.NOT_OBJECT, false, null);
+    static final JsonRecord INVALID = new JsonRecord(Shape.INVALID, false, null, null);
+    static final JsonRecord NOT_OBJECT = new JsonRecord(Shape.NOT_OBJECT, false, null, null);
 
     /** The field as read, or null when the object has no such key. */
-    FieldValue field(Field field) {
-        return fields[field.ordinal()];
+    FieldValue field(int index) {
+        return fields[index];
     }
 }

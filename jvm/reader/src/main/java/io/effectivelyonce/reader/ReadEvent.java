@@ -1,18 +1,33 @@
 package io.effectivelyonce.reader;
 
-import java.time.Instant;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.api.java.UDF5;
 
 /**
- * The Spark UDF: (value, kafka_timestamp in microseconds, event_time_floor in microseconds,
- * max_future_skew_minutes, max_record_bytes) -> struct<event_id, event_type, event_time,
- * user_id, session_id, campaign_id, ad_id, price, reason> (eo/core/transforms/parse.py READING).
- * The bounds come as literal columns, so registering the function needs no state.
+ * The Spark UDF of one source: (value, kafka_timestamp in microseconds, event_time_floor in
+ * microseconds, max_future_skew_minutes, max_record_bytes) -> struct of the declared fields in
+ * order, reason and unknown_fields ({@link #readingDdl}; eo/core/sources/__init__.py `reading_ddl`
+ * says the same). Made with the declaration's text (eo/core/transforms/parse.py `register_reader`),
+ * which travels with the function to the executors and is compiled once per JVM there. The bounds
+ * come as literal columns.
  */
 public final class ReadEvent implements UDF5<byte[], Long, Long, Integer, Integer, Row> {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
+
+    private final String declaration;
+    private transient volatile SourceSchema schema;
+
+    /** A reading of the source `declaration` (its JSON Schema's text) declares; refused at once if unreadable. */
+    public ReadEvent(String declaration) {
+        this.declaration = declaration;
+        this.schema = SourceSchema.parse(declaration);
+    }
+
+    /** The Spark type the UDF of `declaration` returns. */
+    public static String readingDdl(String declaration) {
+        return SourceSchema.parse(declaration).readingDdl();
+    }
 
     @Override
     public Row call(
@@ -22,23 +37,15 @@ public final class ReadEvent implements UDF5<byte[], Long, Long, Integer, Intege
             Integer maxFutureSkewMinutes,
             Integer maxRecordBytes) {
         Bounds bounds = Bounds.of(eventTimeFloorMicros, maxFutureSkewMinutes, maxRecordBytes);
-        Reading reading = RecordRules.read(value, kafkaTimestampMicros, bounds);
-        return RowFactory.create(
-                reading.eventId(),
-                reading.eventType(),
-                instant(reading.eventTimeMicros()),
-                reading.userId(),
-                reading.sessionId(),
-                reading.campaignId(),
-                reading.adId(),
-                reading.price(),
-                reading.reason());
+        return RowFactory.create(RecordRules.read(value, kafkaTimestampMicros, bounds, compiled()));
     }
 
-    private static Instant instant(Long micros) {
-        if (micros == null) {
-            return null;
+    private SourceSchema compiled() {
+        SourceSchema found = schema;
+        if (found == null) { // deserialized on an executor: the transient field is empty
+            found = SourceSchema.parse(declaration);
+            schema = found;
         }
-        return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+        return found;
     }
 }

@@ -2,107 +2,150 @@ package io.effectivelyonce.reader;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 
 /**
- * The strict reading of one raw record: its typed fields and the first rule it breaks, in the
- * order of docs/bad-input.md. 1. the record: malformed_json:{empty, too_large, invalid_utf8,
- * repeated_key, syntax, not_object, trailing_data}; 2. each field in order: missing_field, then
- * bad_type; 3. each field in order: bad_value. The reference checks (campaign, ad) come after,
- * in Spark (eo/core/transforms/parse.py classify).
+ * The strict reading of one raw record against its source's declaration: its typed fields, the
+ * first rule it breaks and the top-level keys the declaration lacks, in the order of
+ * docs/bad-input.md. 1. the record: malformed_json:{empty, too_large, invalid_utf8, repeated_key,
+ * syntax, not_object, trailing_data}; 2. each field in declaration order: missing_field, then
+ * bad_type; 3. each field in declaration order: bad_value (a conditional field's missing_field
+ * too); 4. unknown_field:&lt;first key&gt; when the declaration quarantines them. The reference
+ * checks (campaign, ad) come after, in Spark (eo/core/transforms/parse.py classify).
+ *
+ * <p>The reading is an array: the fields' values in declaration order (a field is null when the
+ * record has no readable object, or the field is absent, of another JSON type, or outside its
+ * domain for a time or a decimal; it is set whatever the reason otherwise), then the reason (null
+ * when valid), then the unknown keys (sorted; null when none).
  */
 final class RecordRules {
-    private static final String PURCHASE = "purchase";
-
     private RecordRules() {}
 
-    static Reading read(byte[] value, Long kafkaTimestampMicros, Bounds bounds) {
+    static Object[] read(byte[] value, Long kafkaTimestampMicros, Bounds bounds, SourceSchema schema) {
         if (value == null || Utf8Bytes.isBlank(value)) {
-            return Reading.unread("malformed_json:empty");
+            return unread(schema, "malformed_json:empty");
         }
         if (value.length > bounds.maxRecordBytes()) {
-            return Reading.unread("malformed_json:too_large");
+            return unread(schema, "malformed_json:too_large");
         }
         if (!Utf8Bytes.isValid(value)) {
-            return Reading.unread("malformed_json:invalid_utf8");
+            return unread(schema, "malformed_json:invalid_utf8");
         }
         String text = new String(value, StandardCharsets.UTF_8);
-        JsonRecord record = StrictJsonReader.read(text);
+        JsonRecord record = StrictJsonReader.read(text, schema);
         switch (record.shape()) {
             case INVALID:
-                return Reading.unread(TopLevelKeys.repeated(text) ? "malformed_json:repeated_key" : "malformed_json:syntax");
+                return unread(schema, TopLevelKeys.repeated(text) ? "malformed_json:repeated_key" : "malformed_json:syntax");
             case NOT_OBJECT:
-                return Reading.unread("malformed_json:not_object");
+                return unread(schema, "malformed_json:not_object");
             default:
-                return typed(record, kafkaTimestampMicros, bounds);
+                return typed(record, kafkaTimestampMicros, bounds, schema);
         }
+    }
+
+    private static Object[] unread(SourceSchema schema, String reason) {
+        Object[] reading = new Object[schema.fields.length + 2];
+        reading[schema.fields.length] = reason;
+        return reading;
     }
 
     /** A readable object's fields, typed, and the reason: trailing data first, then the field rules. */
-    private static Reading typed(JsonRecord record, Long kafkaTimestampMicros, Bounds bounds) {
-        String eventTime = string(record, Field.EVENT_TIME);
-        Long eventTimeMicros = eventTime == null ? null : inDomain(EventTime.micros(eventTime), kafkaTimestampMicros, bounds);
-        String priceText = priceText(record.field(Field.PRICE));
-        BigDecimal price = priceText != null && Price.exact(priceText) ? Price.value(priceText) : null;
-        String reason = record.trailingData()
-                ? "malformed_json:trailing_data"
-                : fieldReason(record, eventTimeMicros, priceText, price);
-        return new Reading(
-                string(record, Field.EVENT_ID),
-                string(record, Field.EVENT_TYPE),
-                eventTimeMicros,
-                string(record, Field.USER_ID),
-                string(record, Field.SESSION_ID),
-                string(record, Field.CAMPAIGN_ID),
-                string(record, Field.AD_ID),
-                price,
-                reason);
+    private static Object[] typed(JsonRecord record, Long kafkaTimestampMicros, Bounds bounds, SourceSchema schema) {
+        DeclaredField[] fields = schema.fields;
+        Object[] reading = new Object[fields.length + 2];
+        String[] texts = new String[fields.length];
+        for (int i = 0; i < fields.length; i++) {
+            FieldValue found = record.field(i);
+            if (found != null && found.kind() != JsonKind.NULL && fields[i].accepts(found.kind())) {
+                texts[i] = found.text();
+                reading[i] = typedValue(fields[i], texts[i], kafkaTimestampMicros, bounds);
+            }
+        }
+        String reason = record.trailingData() ? "malformed_json:trailing_data" : fieldReason(record, texts, reading, schema);
+        reading[fields.length] = reason;
+        reading[fields.length + 1] = record.unknown();
+        return reading;
     }
 
-    private static String fieldReason(JsonRecord record, Long eventTimeMicros, String priceText, BigDecimal price) {
-        for (Field field : Field.REQUIRED) {
-            FieldValue value = record.field(field);
-            if (value == null || value.kind() == JsonKind.NULL) {
-                return "missing_field:" + field.key;
+    /** A field's value of its type, or null when outside its domain (a time, a decimal). */
+    private static Object typedValue(DeclaredField field, String text, Long kafkaTimestampMicros, Bounds bounds) {
+        switch (field.type()) {
+            case TIMESTAMP: {
+                Long micros = EventTime.micros(text);
+                if (field.eventTime()) {
+                    micros = inDomain(micros, kafkaTimestampMicros, bounds);
+                }
+                return micros == null ? null : instant(micros);
             }
-            if (value.kind() != JsonKind.STRING) {
-                return "bad_type:" + field.key;
+            case DECIMAL:
+                return Decimals.exact(text, field.precision(), field.scale()) ? Decimals.value(text, field.scale()) : null;
+            case LONG:
+                return Long.valueOf(text);
+            default:
+                return text;
+        }
+    }
+
+    private static String fieldReason(JsonRecord record, String[] texts, Object[] reading, SourceSchema schema) {
+        DeclaredField[] fields = schema.fields;
+        for (int i = 0; i < fields.length; i++) {
+            FieldValue found = record.field(i);
+            boolean absent = found == null || found.kind() == JsonKind.NULL;
+            if (absent && fields[i].required()) {
+                return "missing_field:" + fields[i].name();
+            }
+            if (!absent && texts[i] == null) {
+                return "bad_type:" + fields[i].name(); // another JSON type: a float where a decimal goes, say
             }
         }
-        FieldValue priceValue = record.field(Field.PRICE);
-        if (priceValue != null && priceValue.kind() != JsonKind.NULL && priceText == null) {
-            return "bad_type:price"; // a boolean, an object, an array or a float
-        }
-        if (!Ids.valid(string(record, Field.EVENT_ID))) {
-            return "bad_value:event_id";
-        }
-        String eventType = string(record, Field.EVENT_TYPE);
-        if (!isEventType(eventType)) {
-            return "bad_value:event_type";
-        }
-        if (eventTimeMicros == null) {
-            return "bad_value:event_time";
-        }
-        for (Field field : Field.IDS_AFTER_EVENT_TIME) {
-            if (!Ids.valid(string(record, field))) {
-                return "bad_value:" + field.key;
+        for (int i = 0; i < fields.length; i++) {
+            DeclaredField field = fields[i];
+            if (field.presentWhenField() >= 0) {
+                boolean wanted = field.presentWhenValue().equals(texts[field.presentWhenField()]);
+                if (wanted && texts[i] == null) {
+                    return "missing_field:" + field.name();
+                }
+                if (!wanted && texts[i] != null) {
+                    return "bad_value:" + field.name();
+                }
+            }
+            if (texts[i] != null && !inDomain(field, texts[i], reading[i])) {
+                return "bad_value:" + field.name();
             }
         }
-        boolean purchase = PURCHASE.equals(eventType);
-        if (purchase && priceText == null) {
-            return "missing_field:price";
-        }
-        if (priceText != null && (!purchase || price == null || price.signum() < 0)) {
-            return "bad_value:price";
+        String[] unknown = record.unknown();
+        if (schema.quarantineUnknown && unknown != null) {
+            return "unknown_field:" + unknown[0];
         }
         return null;
     }
 
-    /** eo/core/tables.py EVENT_TYPES. */
-    private static boolean isEventType(String type) {
-        return switch (type) {
-            case "impression", "click", PURCHASE -> true;
-            default -> false;
-        };
+    /** Whether a present value of the field's type is in its domain. */
+    private static boolean inDomain(DeclaredField field, String text, Object value) {
+        switch (field.type()) {
+            case TIMESTAMP:
+            case DECIMAL:
+                if (value == null) {
+                    return false;
+                }
+                break;
+            default:
+                break;
+        }
+        if (field.ids() && !Ids.valid(text)) {
+            return false;
+        }
+        if (field.pattern() != null && !field.pattern().matcher(text).find()) {
+            return false;
+        }
+        if (field.allowed() != null && !field.allowed().contains(text)) {
+            return false;
+        }
+        if (field.minimum() != null) {
+            BigDecimal number = value instanceof BigDecimal decimal ? decimal : BigDecimal.valueOf((Long) value);
+            return number.compareTo(field.minimum()) >= 0;
+        }
+        return true;
     }
 
     /** The event time when it is not before the floor nor later than the Kafka timestamp plus the skew. */
@@ -115,19 +158,7 @@ final class RecordRules {
         return inside ? micros : null;
     }
 
-    /** A price's text when it is a string or a number Spark reads exactly, else null. */
-    private static String priceText(FieldValue price) {
-        if (price == null) {
-            return null;
-        }
-        return switch (price.kind()) {
-            case STRING, INTEGER, DECIMAL -> price.text();
-            default -> null;
-        };
-    }
-
-    private static String string(JsonRecord record, Field field) {
-        FieldValue value = record.field(field);
-        return value == null ? null : value.string();
+    private static Instant instant(long micros) {
+        return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
     }
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.exc.InputCoercionException;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -32,7 +33,8 @@ final class StrictJsonReader {
 
     private StrictJsonReader() {}
 
-    static JsonRecord read(String text) {
+    /** The record's text read against `schema`: which of its top-level keys are declared fields. */
+    static JsonRecord read(String text, SourceSchema schema) {
         // A lone surrogate can only come from a \\u escape (the text is valid UTF-8): without one,
         // no string needs the check.
         boolean escapes = text.indexOf("\\u") >= 0;
@@ -45,7 +47,7 @@ final class StrictJsonReader {
                 readValue(parser, first, escapes);
                 return JsonRecord.NOT_OBJECT;
             }
-            FieldValue[] fields = new FieldValue[Field.COUNT];
+            FieldValue[] fields = new FieldValue[schema.fields.length];
             Set<String> extraKeys = null;
             JsonToken token;
             while ((token = parser.nextToken()) != JsonToken.END_OBJECT) {
@@ -56,25 +58,34 @@ final class StrictJsonReader {
                 if (escapes) {
                     requireWholeCharacters(parser, key);
                 }
-                Field field = Field.named(key);
-                if (field == null) {
+                int field = schema.indexOf(key);
+                if (field < 0) {
                     extraKeys = extraKeys == null ? new HashSet<>() : extraKeys;
                     requireFirst(parser, extraKeys.add(key), key);
                 } else {
-                    requireFirst(parser, fields[field.ordinal()] == null, key);
+                    requireFirst(parser, fields[field] == null, key);
                 }
                 FieldValue value = readValue(parser, parser.nextToken(), escapes);
-                if (field != null) {
-                    fields[field.ordinal()] = value;
+                if (field >= 0) {
+                    fields[field] = value;
                 }
             }
             int end = (int) parser.currentLocation().getCharOffset();
-            return new JsonRecord(JsonRecord.Shape.OBJECT, !onlyWhiteSpaceFrom(text, end), fields);
+            return new JsonRecord(JsonRecord.Shape.OBJECT, !onlyWhiteSpaceFrom(text, end), fields, sorted(extraKeys));
         } catch (IOException | RuntimeException e) {
             // Jackson's refusals (JsonProcessingException, StreamConstraintsException, a repeated key):
             // whatever stops the Variant parser makes the record unreadable, never the task fail.
             return JsonRecord.INVALID;
         }
+    }
+
+    private static String[] sorted(Set<String> keys) {
+        if (keys == null) {
+            return null;
+        }
+        String[] names = keys.toArray(new String[0]);
+        Arrays.sort(names);
+        return names;
     }
 
     /** Reads the value whose first token is `token`, nested values included, and says what it is. */

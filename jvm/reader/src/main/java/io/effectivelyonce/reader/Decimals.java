@@ -3,18 +3,16 @@ package io.effectivelyonce.reader;
 import java.math.BigDecimal;
 
 /**
- * The price domain: a value DECIMAL(10,2) holds exactly, never rounded. Judged on the price's text
- * (a string's own, a number's canonical one): \A-?0*[0-9]{1,8}(\.[0-9]{1,2}0*)?\z, that is up to
- * 8 integer digits (leading zeros aside) and 2 decimals (trailing zeros aside).
+ * A decimal field's domain: a value DECIMAL(precision, scale) holds exactly, never rounded. Judged
+ * on the value's text (a string's own, a number's canonical one): an optional minus, at most
+ * precision - scale integer digits (leading zeros aside) and at most scale decimals (trailing zeros
+ * aside).
  */
-final class Price {
-    static final int SCALE = 2;
-    private static final int MAX_INTEGER_DIGITS = 8;
+final class Decimals {
+    private Decimals() {}
 
-    private Price() {}
-
-    /** True when DECIMAL(10,2) holds the text's value exactly. */
-    static boolean exact(String text) {
+    /** True when DECIMAL(precision, scale) holds the text's value exactly. */
+    static boolean exact(String text, int precision, int scale) {
         int n = text.length();
         int i = text.startsWith("-") ? 1 : 0;
         int integerStart = i;
@@ -25,7 +23,7 @@ final class Price {
             }
             i++;
         }
-        if (i == integerStart || (firstSignificant >= 0 && i - firstSignificant > MAX_INTEGER_DIGITS)) {
+        if (i == integerStart || (firstSignificant >= 0 && i - firstSignificant > precision - scale)) {
             return false;
         }
         if (i == n) {
@@ -36,16 +34,16 @@ final class Price {
         }
         for (int k = i + 1; k < n; k++) {
             char c = text.charAt(k);
-            if (!isDigit(c) || (k - i > SCALE && c != '0')) {
+            if (!isDigit(c) || (k - i > scale && c != '0')) {
                 return false;
             }
         }
         return true;
     }
 
-    /** The DECIMAL(10,2) value of a text `exact` accepts. */
-    static BigDecimal value(String text) {
-        return new BigDecimal(text).setScale(SCALE);
+    /** The DECIMAL(_, scale) value of a text `exact` accepts. */
+    static BigDecimal value(String text, int scale) {
+        return new BigDecimal(text).setScale(scale);
     }
 
     private static boolean isDigit(char c) {
