@@ -37,6 +37,14 @@ def replay_messages(path: Path) -> Iterator[Message]:
             yield Message(key.encode(), line, "replay")
 
 
+def extra_field(text: str) -> tuple[str, str]:
+    """NAME=VALUE, a JSON key and its string value."""
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: want NAME=VALUE, e.g. country=FR")
+    return name, value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -52,6 +60,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     for f in fields(Rates):
         gen.add_argument(f"--{f.name.replace('_', '-')}", type=float, default=f.default, help="rate")
+    gen.add_argument(
+        "--extra-field",
+        action="append",
+        default=[],
+        type=extra_field,
+        metavar="NAME=VALUE",
+        help="add a string field to every event, as a producer that sends a field the declaration may not have yet "
+        "(repeatable; docs/sources.md)",
+    )
     rep = commands.add_parser("replay", help="publish a JSON-lines file, one record per line")
     rep.add_argument("--file", type=Path, required=True)
     for cmd in (gen, rep):
@@ -62,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     ensure_topic(settings)
     if args.command == "generate":
         rates = Rates(**{f.name: getattr(args, f.name) for f in fields(Rates)})
-        generator = ClickstreamGenerator(args.seed, rates, span_hours=args.span_hours, total_events=args.events)
+        generator = ClickstreamGenerator(
+            args.seed, rates, span_hours=args.span_hours, total_events=args.events, extra_fields=dict(args.extra_field)
+        )
         print(f"[producer] {covered_days(args.span_hours)}", flush=True)
         messages, total, label = generator.messages(), args.events, f"seed{args.seed}"
     else:

@@ -81,7 +81,11 @@ class ClickstreamGenerator:
         span_hours: float = 48.0,
         total_events: int = 1_000_000,
         users: int | None = None,
+        extra_fields: dict[str, str] | None = None,
     ) -> None:
+        """`extra_fields`: added to every event as they are, as a producer that starts sending a
+        field before the source's declaration has it (docs/sources.md); the rest draws the same."""
+        self.extra_fields = dict(extra_fields or {})
         self.rng = random.Random(seed)
         self.rates = rates
         self.start = start.timestamp()
@@ -140,6 +144,7 @@ class ClickstreamGenerator:
         }
         if price is not None:
             event["price"] = price
+        event.update(self.extra_fields)
         session.remaining -= 1
         if session.remaining > 0:
             session.next_time = at + self._gap()

@@ -14,7 +14,12 @@ from collections.abc import Iterable, Sequence
 
 # Delta's JSON names of the types whose Spark SQL names differ.
 _DELTA_NAMES = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
-WHAT_TO_DO = "stop the stream and reset (python -m ops.reset), or declare a new field and keep this one"
+# A new table: bronze holds every record, so a reset rebuilds a table at a new path from it, by the
+# new declaration, while the old table stays as it was.
+NEW_TABLE = (
+    "give {table} a new path ([tables] in conf/platform.toml) and run python -m ops.reset with the stream "
+    "stopped: it rebuilds {table} there from bronze by the new declaration"
+)
 
 
 class SchemaRefused(ValueError):
@@ -48,30 +53,31 @@ def new_columns(
     stored rows cannot follow. Types as Spark SQL writes them (`delta_type` for the stored ones).
     `required`: the fields the declaration requires now; `required_before`: those it required
     when the table was last started (None: not recorded, a lake made before it was)."""
+    what_to_do = NEW_TABLE.format(table=table)
     have = {name: _normal(kind) for name, kind in stored}
     want = {name: _normal(kind) for name, kind in declared}
     for name, kind in declared:
         if name in have and have[name] != want[name]:
             raise SchemaRefused(
                 f"{table}: field {name} is declared {kind.upper()} but stored as {have[name].upper()}; a type "
-                f"never changes in place: {WHAT_TO_DO} (docs/sources.md)"
+                f"never changes in place: declare a new field and keep this one, or {what_to_do} (docs/sources.md)"
             )
     dropped = [name for name in have if name not in want]
     if dropped:
         raise SchemaRefused(
             f"{table}: column {dropped[0]} is stored but no longer declared; keep it declared (optional), "
-            f"or {WHAT_TO_DO.split(', or ')[0]} (docs/sources.md)"
+            f"or {what_to_do} (docs/sources.md)"
         )
     added = [name for name, _ in declared if name not in have]
     for name in required:
         if name in added:
             raise SchemaRefused(
                 f"{table}: required field {name} is new, and the rows already stored lack it; declare it "
-                f'optional (leave it out of "required"), or {WHAT_TO_DO} (docs/sources.md)'
+                f'optional (leave it out of "required"), or {what_to_do} (docs/sources.md)'
             )
         if required_before is not None and name not in set(required_before):
             raise SchemaRefused(
                 f"{table}: field {name} is now required, and rows already stored may lack it; leave it "
-                f"optional, or {WHAT_TO_DO} (docs/sources.md)"
+                f"optional, or {what_to_do} (docs/sources.md)"
             )
     return added

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from eo.core.sources import CLICKS
+
 
 def _home() -> Path:
     """The checkout: EO_HOME, else the folder above this package (when it is not in a zip). A job run
@@ -136,6 +138,9 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     values.pop("local_services", None)
     spark_conf = values.pop("spark", {})
     kafka_options = values.pop("kafka", {})
+    # The topic its source declares (eo/core/sources/clicks.schema.json x-topic), unless this
+    # environment or EO_TOPIC names another (the demo's own topic, a test's).
+    values.setdefault("topic", CLICKS.topic)
     for key in list(values):
         override = os.environ.get(f"EO_{key.upper()}")
         if override is not None:

@@ -9,8 +9,8 @@ JVM's CPU time per record is given too, as it depends less on what else the mach
 
 - `from_json`: a plain 8-string schema, nothing checked (the floor any reading sits above);
 - `parse_events`: the strict reading (eo/core/transforms/parse.py, the reader UDF);
-- `classify`: the strict reading and the reference checks (broadcast join), what refine and the
-  rebuild run per record.
+- `classify`: the strict reading and the reference checks (the catalogue as a literal map), what
+  the stream and the rebuild run per record.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.reference import ad_rows, campaign_rows
-from eo.core.tables import ADS, CAMPAIGNS
 from eo.core.transforms.parse import FIELDS, Domains, classify, parse_events
 from lab.bench.synthetic import bronze_log
 
@@ -43,12 +42,13 @@ def from_json_floor(raw: DataFrame) -> DataFrame:
 
 
 def readings(spark: SparkSession) -> dict[str, Reading]:
-    campaigns = spark.createDataFrame(campaign_rows(), CAMPAIGNS.ddl).cache()
-    ads = spark.createDataFrame(ad_rows(), ADS.ddl).cache()
+    catalogue: dict[str, list[str]] = {campaign: [] for campaign, *_ in campaign_rows()}
+    for ad, campaign in ad_rows():
+        catalogue[campaign].append(ad)
     return {
         "from_json": from_json_floor,
         "parse_events": lambda raw: parse_events(raw, Domains()),
-        "classify": lambda raw: classify(parse_events(raw, Domains()), campaigns, ads),
+        "classify": lambda raw: classify(parse_events(raw, Domains()), catalogue),
     }
 
 

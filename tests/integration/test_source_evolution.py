@@ -6,7 +6,8 @@ when the code is imported.
 - a new optional field: silver gains a nullable column with no reset; older rows read null; new
   ones carry it; a rebuild gives the same rows;
 - a key the declaration lacks is kept, counted and named (status, verify, quarantine read it);
-- a type change is refused at the start, in one line naming the field and what to do."""
+- a type change is refused at the start, in one line naming the field and what to do, and doing
+  it (a new path for silver, a reset) rebuilds silver from bronze by the new declaration."""
 
 import json
 import os
@@ -138,4 +139,22 @@ def test_a_declaration_evolves_visibly_and_what_stored_rows_cannot_follow_is_ref
     found = last_json(third)
     assert found["refused"] == "Refused" and "\n" not in found["line"]
     assert found["line"].startswith("silver: field price is declared DECIMAL(12,2) but stored as DECIMAL(10,2)")
-    assert "python -m ops.reset" in found["line"]
+    assert "give silver a new path" in found["line"] and "python -m ops.reset" in found["line"]
+
+    # What the line says to do: a new path for silver, and a reset that rebuilds it from bronze.
+    fourth = run(
+        code,
+        data,
+        """
+        from dataclasses import replace
+        from ops.reset import reset
+        from eo.runtime.environment import environment
+        settings = replace(settings, tables={**settings.tables, "silver": "silver/events_v2"})
+        done = reset(settings)
+        price = environment(settings).table("silver").schema().field("price").type
+        rows = silver()
+        print(json.dumps({"done": done, "price": str(price), "country": {k: v["country"] for k, v in rows.items()}}))
+        """,
+    )
+    found = last_json(fourth)
+    assert found == {"done": 0, "price": "decimal128(12, 2)", "country": {"e1": None, "e2": None, "e3": "DE"}}

@@ -68,3 +68,25 @@ def test_the_days_help_names_are_the_days_the_event_times_fall_on(span_hours):
     assert min(t.date() for t in times) >= earliest and min(t.date() for t in times) < first  # late ones reach back
     assert first in {t.date() for t in times} and last in {t.date() for t in times}
     assert max(times) < end + dt.timedelta(hours=12)  # "a few hours past it"
+
+
+def test_an_extra_field_goes_on_every_clean_event_and_changes_nothing_else():
+    plain = list(ClickstreamGenerator(seed=5, total_events=300).messages())
+    extra = list(ClickstreamGenerator(seed=5, total_events=300, extra_fields={"country": "FR"}).messages())
+    assert [m.key for m in extra] == [m.key for m in plain]
+    clean = [json.loads(m.value) for m in extra if m.kind == "event"]
+    assert clean and all(event["country"] == "FR" for event in clean)
+    assert [{k: v for k, v in e.items() if k != "country"} for e in clean] == [
+        json.loads(m.value) for m in plain if m.kind == "event"
+    ]
+
+
+@pytest.mark.parametrize("text", ["country", "=FR", ""])
+def test_an_extra_field_is_name_equals_value(text):
+    import argparse
+
+    from producer.__main__ import extra_field
+
+    with pytest.raises(argparse.ArgumentTypeError, match="NAME=VALUE"):
+        extra_field(text)
+    assert extra_field("country=F=R") == ("country", "F=R")

@@ -38,7 +38,7 @@ def test_what_stored_rows_cannot_follow_is_refused_in_one_line(declared, require
         new_columns("silver", declared, STORED, required, before)
     text = str(refused.value)
     assert text.startswith("silver: ") and "\n" not in text and "docs/sources.md" in text
-    assert "reset" in text
+    assert "python -m ops.reset" in text and "a new path" in text
 
 
 def test_a_lake_that_never_recorded_its_required_fields_refuses_only_new_ones():

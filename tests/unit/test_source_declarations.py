@@ -19,6 +19,7 @@ ORDERS = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "orders_test",
     "type": "object",
+    "x-topic": "orders",
     "x-event-id": "order_id",
     "x-event-time": "event_time",
     "additionalProperties": False,
@@ -82,6 +83,7 @@ def test_what_the_reading_does_not_know_is_refused_by_both_sides_in_one_line(spa
         ({"x-event-id": "channel"}, "x-event-id must name a required string field"),
         ({"x-event-time": "order_id"}, "x-event-time must name a required date-time field"),
         ({"title": "Orders"}, "title is 'Orders'"),
+        ({"x-topic": "orders,clicks"}, "x-topic must be one Kafka topic name"),
     ],
 )
 def test_the_python_side_refuses_a_declaration_the_platform_cannot_carry(changes, named):
@@ -140,3 +142,13 @@ def test_keys_the_declaration_lacks_are_listed_sorted_and_kept_when_it_keeps_the
     assert row.reason is None and row.unknown_fields == ["coupon", "zone"]
     (row,) = read_orders(spark, [{**ORDER, "zone": 1, "coupon": "X"}])
     assert row.reason == "unknown_field:coupon" and row.unknown_fields == ["coupon", "zone"]
+
+
+def test_the_environments_topic_is_the_declared_one_unless_it_names_another(monkeypatch):
+    from eo.runtime.config import load_settings
+
+    monkeypatch.delenv("EO_TOPIC", raising=False)
+    assert CLICKS.topic == "clickstream"
+    assert load_settings("local").topic == CLICKS.topic
+    monkeypatch.setenv("EO_TOPIC", "demo-clickstream")
+    assert load_settings("local").topic == "demo-clickstream"

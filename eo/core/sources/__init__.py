@@ -1,12 +1,16 @@
 """The registry of sources: each `<name>.schema.json` here declares one (docs/sources.md).
 
 A declaration is a JSON Schema (draft 2020-12) of the records' top-level object, in the subset the
-strict reading knows, with three extensions: `x-event-id` (the field an event is known by: silver's
-key), `x-event-time` (the field its time is read from, within [domains]) and, on a field,
-`x-present-when` (required when another field has a value, absent otherwise) and `x-sql-type` (a
-decimal's precision and scale). `additionalProperties` says what a record with a key the
-declaration lacks becomes: true keeps it and counts the key (silver's `unknown_fields`), false
-quarantines it (`unknown_field:<key>`).
+strict reading knows, with these extensions: `x-topic` (the Kafka topic its records arrive on),
+`x-event-id` (the field an event is known by: silver's key), `x-event-time` (the field its time
+is read from, within [domains]) and, on a field, `x-present-when` (required when another field
+has a value, absent otherwise) and `x-sql-type` (a decimal's precision and scale).
+`additionalProperties` says what a record with a key the declaration lacks becomes: true keeps it
+and counts the key (silver's `unknown_fields`), false quarantines it (`unknown_field:<key>`).
+
+The declarations are also the list of sources: Terraform grants each declared topic
+(terraform/platform/main.tf reads this folder), and the environment's topic is the declared one
+unless a deployment overrides it (EO_TOPIC, as the demo and the tests do).
 
 The same text drives both sides: the JVM reads it for the strict reading (jvm/reader
 SourceSchema, given the text by eo/core/transforms/parse.py), and this module reads it for
@@ -25,12 +29,13 @@ from importlib import resources
 SUFFIX = ".schema.json"
 ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"  # the JVM checks it without a regex (Ids)
 TOP_KEYS = {
-    "$schema", "$id", "title", "description", "type", "x-event-id", "x-event-time",
+    "$schema", "$id", "title", "description", "type", "x-topic", "x-event-id", "x-event-time",
     "additionalProperties", "required", "properties",
 }  # fmt: skip
 FIELD_KEYS = {"description", "type", "format", "pattern", "enum", "minimum", "x-sql-type", "x-present-when"}
 DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")
 # Columns every source's silver has beside its fields (a declaration may not name them).
 UNKNOWN_FIELDS = "unknown_fields"
 DERIVED = ("event_date", UNKNOWN_FIELDS, "reason")
@@ -64,6 +69,7 @@ class Source:
 
     name: str
     text: str
+    topic: str
     fields: tuple[SourceField, ...]
     event_id: str
     event_time: str
@@ -152,6 +158,8 @@ def parse(text: str, expected_name: str | None = None) -> Source:
         raise _refused(name, f"the declaration has keyword {unknown[0]}, which the reading does not know")
     if root.get("type") != "object":
         raise _refused(name, '"type" must be "object"')
+    if not TOPIC.fullmatch(str(root.get("x-topic", ""))):
+        raise _refused(name, f"x-topic must be one Kafka topic name ({TOPIC.pattern})")
     properties = root.get("properties") or {}
     names = list(properties)
     required = set(root.get("required", []))
@@ -162,6 +170,7 @@ def parse(text: str, expected_name: str | None = None) -> Source:
     source = Source(
         name=name,
         text=text,
+        topic=str(root.get("x-topic", "")),
         fields=fields,
         event_id=root.get("x-event-id", ""),
         event_time=root.get("x-event-time", ""),

@@ -39,9 +39,7 @@ Catalogue = Mapping[str, Sequence[str]]  # each campaign id with the ids of its 
 # this): a whole-string match in Java and in Python's re.fullmatch, so "u1\n" is no id.
 ID_PATTERN = ID_DOMAIN
 
-# The UDF (eo/runtime/spark.py puts its jar on every session's classpath), made with the
-# declaration's text, and the struct it returns.
-READER_CLASS = "io.effectivelyonce.reader.ReadEvent"
+# The struct the UDF returns (its jar is on every session's classpath: eo/runtime/spark.py).
 READING = SOURCE.reading_ddl
 
 

@@ -49,19 +49,37 @@ final class RecordRules {
         return reading;
     }
 
-    /** A readable object's fields, typed, and the reason: trailing data first, then the field rules. */
+    /**
+     * A readable object's fields, typed, and the reason: trailing data first, then the field rules.
+     * One pass types every field and notes the first missing or mistyped one; the domains follow.
+     */
     private static Object[] typed(JsonRecord record, Long kafkaTimestampMicros, Bounds bounds, SourceSchema schema) {
         DeclaredField[] fields = schema.fields;
         Object[] reading = new Object[fields.length + 2];
         String[] texts = new String[fields.length];
+        String typeReason = null;
         for (int i = 0; i < fields.length; i++) {
+            DeclaredField field = fields[i];
             FieldValue found = record.field(i);
-            if (found != null && found.kind() != JsonKind.NULL && fields[i].accepts(found.kind())) {
+            if (found == null || found.kind() == JsonKind.NULL) {
+                if (typeReason == null && field.required()) {
+                    typeReason = schema.missingField[i];
+                }
+            } else if (field.accepts(found.kind())) {
                 texts[i] = found.text();
-                reading[i] = typedValue(fields[i], texts[i], kafkaTimestampMicros, bounds);
+                reading[i] = typedValue(field, texts[i], kafkaTimestampMicros, bounds);
+            } else if (typeReason == null) {
+                typeReason = schema.badType[i]; // another JSON type: a float where a decimal goes, say
             }
         }
-        String reason = record.trailingData() ? "malformed_json:trailing_data" : fieldReason(record, texts, reading, schema);
+        String reason;
+        if (record.trailingData()) {
+            reason = "malformed_json:trailing_data";
+        } else if (typeReason != null) {
+            reason = typeReason;
+        } else {
+            reason = valueReason(record, texts, reading, schema);
+        }
         reading[fields.length] = reason;
         reading[fields.length + 1] = record.unknown();
         return reading;
@@ -86,31 +104,22 @@ final class RecordRules {
         }
     }
 
-    private static String fieldReason(JsonRecord record, String[] texts, Object[] reading, SourceSchema schema) {
+    /** The first field outside its domain, in declaration order (every field has its type). */
+    private static String valueReason(JsonRecord record, String[] texts, Object[] reading, SourceSchema schema) {
         DeclaredField[] fields = schema.fields;
-        for (int i = 0; i < fields.length; i++) {
-            FieldValue found = record.field(i);
-            boolean absent = found == null || found.kind() == JsonKind.NULL;
-            if (absent && fields[i].required()) {
-                return "missing_field:" + fields[i].name();
-            }
-            if (!absent && texts[i] == null) {
-                return "bad_type:" + fields[i].name(); // another JSON type: a float where a decimal goes, say
-            }
-        }
         for (int i = 0; i < fields.length; i++) {
             DeclaredField field = fields[i];
             if (field.presentWhenField() >= 0) {
                 boolean wanted = field.presentWhenValue().equals(texts[field.presentWhenField()]);
                 if (wanted && texts[i] == null) {
-                    return "missing_field:" + field.name();
+                    return schema.missingField[i];
                 }
                 if (!wanted && texts[i] != null) {
-                    return "bad_value:" + field.name();
+                    return schema.badValue[i];
                 }
             }
             if (texts[i] != null && !inDomain(field, texts[i], reading[i])) {
-                return "bad_value:" + field.name();
+                return schema.badValue[i];
             }
         }
         String[] unknown = record.unknown();

@@ -25,7 +25,7 @@ final class SourceSchema {
     /** The id domain, checked by {@link Ids} without a regex. */
     static final String ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$";
     private static final Set<String> TOP_KEYS = Set.of(
-            "$schema", "$id", "title", "description", "type", "x-event-id", "x-event-time",
+            "$schema", "$id", "title", "description", "type", "x-topic", "x-event-id", "x-event-time",
             "additionalProperties", "required", "properties");
     private static final Set<String> FIELD_KEYS = Set.of(
             "description", "type", "format", "pattern", "enum", "minimum", "x-sql-type", "x-present-when");
@@ -34,20 +34,41 @@ final class SourceSchema {
     final String name;
     final DeclaredField[] fields;
     final boolean quarantineUnknown;
+    // The fields' names, interned: Jackson interns the keys it reads, so a key in declaration order
+    // is found by identity, before any hashing (records mostly list their keys in one order).
+    private final String[] names;
     private final Map<String, Integer> index;
+    // Each field's reasons, made once: a refused record costs no string of its own.
+    final String[] missingField;
+    final String[] badType;
+    final String[] badValue;
 
     private SourceSchema(String name, DeclaredField[] fields, boolean quarantineUnknown) {
         this.name = name;
         this.fields = fields;
         this.quarantineUnknown = quarantineUnknown;
+        this.names = new String[fields.length];
         this.index = new HashMap<>();
+        this.missingField = new String[fields.length];
+        this.badType = new String[fields.length];
+        this.badValue = new String[fields.length];
         for (int i = 0; i < fields.length; i++) {
-            index.put(fields[i].name(), i);
+            names[i] = fields[i].name().intern();
+            index.put(names[i], i);
+            missingField[i] = "missing_field:" + names[i];
+            badType[i] = "bad_type:" + names[i];
+            badValue[i] = "bad_value:" + names[i];
         }
     }
 
-    /** The field a key names (keys are case-sensitive), or -1 for a key the declaration lacks. */
-    int indexOf(String key) {
+    /**
+     * The field a key names (keys are case-sensitive), or -1 for a key the declaration lacks.
+     * `expected`: the field the key most likely names (the one after the previous key's).
+     */
+    int indexOf(String key, int expected) {
+        if (expected < names.length && names[expected] == key) {
+            return expected;
+        }
         Integer found = index.get(key);
         return found == null ? -1 : found;
     }

@@ -49,6 +49,7 @@ final class StrictJsonReader {
             }
             FieldValue[] fields = new FieldValue[schema.fields.length];
             Set<String> extraKeys = null;
+            int expected = 0; // the field after the last one read: keys usually come in declaration order
             JsonToken token;
             while ((token = parser.nextToken()) != JsonToken.END_OBJECT) {
                 if (token == null) {
@@ -58,12 +59,13 @@ final class StrictJsonReader {
                 if (escapes) {
                     requireWholeCharacters(parser, key);
                 }
-                int field = schema.indexOf(key);
+                int field = schema.indexOf(key, expected);
                 if (field < 0) {
                     extraKeys = extraKeys == null ? new HashSet<>() : extraKeys;
                     requireFirst(parser, extraKeys.add(key), key);
                 } else {
                     requireFirst(parser, fields[field] == null, key);
+                    expected = field + 1;
                 }
                 FieldValue value = readValue(parser, parser.nextToken(), escapes);
                 if (field >= 0) {
