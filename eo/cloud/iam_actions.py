@@ -44,6 +44,7 @@ from eo.cloud.outputs import (
     SPARK_S3_BUCKET_ACTIONS,
     SPARK_S3_OBJECT_ACTIONS,
 )
+from eo.core.sources import DECLARED
 from eo.runtime.config import REPO_ROOT
 
 SPARK, AIRFLOW = "spark", "airflow"
@@ -279,9 +280,12 @@ def fixed_needs() -> list[Need]:
     needs += _each(SPARK, LOG_STORE_ACTIONS, "${var.log_store_table_arn}", "io.delta.storage.S3DynamoDBLogStore")
     # MSK IAM: the Spark Kafka source, and the Python clients of the stream (eo/runtime/kafka_admin.py:
     # topic_partitions; the source-loss guard's earliest offsets, a consumer of group OFFSETS_GROUP).
-    topic, groups = "${var.kafka_topic_arn_prefix}/${var.kafka_topic}", "${var.kafka_group_arn_prefix}"
+    # Each declared source's topic (eo/core/sources/; Terraform grants the same list).
+    topics = [f"${{var.kafka_topic_arn_prefix}}/{s.topic}" for s in DECLARED.values()]
+    groups = "${var.kafka_group_arn_prefix}"
     needs += _each(SPARK, KAFKA_CLUSTER_ACTIONS, "${var.kafka_cluster_arn}", "MSK IAM: every client connects")
-    needs += _each(SPARK, SPARK_KAFKA_TOPIC_ACTIONS, topic, "the Spark Kafka source reads the topic")
+    for topic in topics:
+        needs += _each(SPARK, SPARK_KAFKA_TOPIC_ACTIONS, topic, "the Spark Kafka source reads the topic")
     needs += _each(
         SPARK, SPARK_KAFKA_GROUP_ACTIONS, f"{groups}/{SPARK_KAFKA_GROUP_PREFIX}UUID", "the source's consumers' groups"
     )
@@ -293,7 +297,8 @@ def fixed_needs() -> list[Need]:
     )
     # Airflow: the lag check (kafka_admin.end_offsets) as the stream supervisor's worker.
     needs += _each(AIRFLOW, KAFKA_CLUSTER_ACTIONS, "${var.kafka_cluster_arn}", "MSK IAM: the lag check connects")
-    needs += _each(AIRFLOW, MONITOR_KAFKA_TOPIC_ACTIONS, topic, "the lag check's end offsets")
+    for topic in topics:
+        needs += _each(AIRFLOW, MONITOR_KAFKA_TOPIC_ACTIONS, topic, "the lag check's end offsets")
     needs += _each(AIRFLOW, MONITOR_KAFKA_GROUP_ACTIONS, f"{groups}/{OFFSETS_GROUP}", "the lag check's consumer group")
     # Airflow reads SSE-KMS objects (checkpoints, Delta logs) and writes reports.
     needs += _each(

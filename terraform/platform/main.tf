@@ -16,6 +16,11 @@ locals {
   eo_env        = "aws"                                # conf/platform.toml's environment on AWS
   # MWAA names its log groups after it: the KMS key and the Airflow role cover airflow-<this>-*.
   airflow_environment_name = "${local.name_prefix}-airflow"
+  # The sources are declarations (eo/core/sources/<name>.schema.json): each names its Kafka topic,
+  # which the roles may read. A new declaration is a new grant; nothing here names a source.
+  source_files = fileset("${local.repo_root}/eo/core/sources", "*.schema.json")
+  sources      = { for f in local.source_files : trimsuffix(f, ".schema.json") => jsondecode(file("${local.repo_root}/eo/core/sources/${f}")) }
+  kafka_topics = sort(distinct([for source in values(local.sources) : source["x-topic"]]))
   # The manifests `make artifacts` writes: which jars, code, conf and entry points are current.
   artifact_manifests = ["jars/manifest.json", "manifests/application.json"]
 }
@@ -77,7 +82,7 @@ module "iam" {
   kafka_cluster_arn        = module.kafka.cluster_arn
   kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix
   kafka_group_arn_prefix   = module.kafka.group_arn_prefix
-  kafka_topic              = var.kafka_topic
+  kafka_topics             = local.kafka_topics
   airflow_environment_name = local.airflow_environment_name
   airflow_ui_allowed_cidrs = var.airflow_ui_allowed_cidrs
   tags                     = var.tags

@@ -120,17 +120,6 @@ variable "job_image_tag" {
   default     = ""
 }
 
-variable "kafka_topic" {
-  type        = string
-  description = "The topic the stream reads: conf/platform.toml's topic for the aws environment (a test checks)."
-  default     = "clickstream"
-
-  validation {
-    condition     = can(regex("^[A-Za-z0-9._-]{1,249}$", var.kafka_topic))
-    error_message = "One Kafka topic name: the stream's first copy of an event is decided within one topic."
-  }
-}
-
 variable "tags" {
   type        = map(string)
   description = "Tags applied to every resource, besides the provider's default tags (project, environment, managed_by)."

@@ -36,6 +36,7 @@ from eo.cloud.iam_actions import (
     operation_actions,
     resource,
 )
+from eo.core.sources import DECLARED
 from eo.runtime.config import REPO_ROOT
 
 pytestmark = pytest.mark.unit
@@ -70,13 +71,22 @@ def locals_() -> dict:
     return {k: v for k, v in terraform()["locals"][0].items() if not k.startswith("__")}
 
 
+# A local that lists one ARN per topic: [for topic in var.kafka_topics : "<prefix>/${topic}"].
+PER_TOPIC = re.compile(r'\$\{\[for (\w+) in var\.kafka_topics : "(.*)"\]\}')
+
+
 def render(value, names: dict):
     """A jsonencode value: quotes off, ${local.x} replaced by the local (a literal one; region and
-    account stay as they are written)."""
+    account stay as they are written); a list over var.kafka_topics, one item per declared topic
+    (what terraform/platform/main.tf passes)."""
+    per_topic = PER_TOPIC.fullmatch(value) if isinstance(value, str) else None
+    if per_topic:
+        name = "${" + per_topic[1] + "}"
+        return [per_topic[2].replace(name, source.topic) for source in DECLARED.values()]
     if isinstance(value, list):
         return [item for v in value for item in (lambda r: r if isinstance(r, list) else [r])(render(v, names))]
     whole = re.fullmatch(r"\$\{local\.(\w+)\}", value)
-    if whole and (isinstance(names[whole[1]], list) or names[whole[1]].startswith('"')):
+    if whole and (isinstance(names[whole[1]], list) or names[whole[1]].startswith(('"', "${[for"))):
         return render(names[whole[1]], names)
     text = _text(value)
     for name, local in names.items():
@@ -455,7 +465,10 @@ def test_the_policy_parser_reads_what_main_tf_says():
     spark = {s.sid: s for s in statements(SPARK)}
     assert "s3:GetObject" in spark["TablesAndCheckpoints"].actions
     assert spark["KafkaSourceGroups"].resources == ["${var.kafka_group_arn_prefix}/spark-kafka-source-*"]
-    assert spark["KafkaReadTheTopic"].resources == ["${var.kafka_topic_arn_prefix}/${var.kafka_topic}"]
+    # One ARN per declared source's topic (terraform/platform/main.tf passes them all).
+    assert spark["KafkaReadTheTopic"].resources == [
+        f"${{var.kafka_topic_arn_prefix}}/{source.topic}" for source in DECLARED.values()
+    ]
     airflow = {s.sid: s for s in statements(AIRFLOW)}
     assert airflow["HandTheSparkRoleToJobRuns"].resources == ["${aws_iam_role.spark.arn}"]
     assert matches("kms:GenerateDataKey*", "kms:GenerateDataKey") and not matches("s3:Get*", "s3:PutObject")
@@ -476,7 +489,6 @@ SAMPLE = {
     "var.kafka_cluster_arn": f"arn:aws:kafka:{REGION}:{ACCOUNT}:cluster/eo/u",
     "var.kafka_topic_arn_prefix": f"arn:aws:kafka:{REGION}:{ACCOUNT}:topic/eo/u",
     "var.kafka_group_arn_prefix": f"arn:aws:kafka:{REGION}:{ACCOUNT}:group/eo/u",
-    "var.kafka_topic": "clickstream",
     "var.emr_application_arn": f"arn:aws:emr-serverless:{REGION}:{ACCOUNT}:/applications/eo",
     "var.airflow_environment_name": "eo",
     "aws_iam_role.spark.arn": f"arn:aws:iam::{ACCOUNT}:role/eo-spark-runtime",

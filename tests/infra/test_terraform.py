@@ -25,6 +25,7 @@ from eo.cloud.outputs import (
     SPARK_S3_BUCKET_ACTIONS,
     SPARK_S3_OBJECT_ACTIONS,
 )
+from eo.core.sources import DECLARED
 from eo.runtime.config import REPO_ROOT, load_settings
 from eo.runtime.kafka_admin import OFFSETS_GROUP
 from infra.s3 import BUCKET_OUTPUTS, local_outputs, tfvars
@@ -166,7 +167,7 @@ def test_kafka_access_is_exactly_what_the_stream_and_the_lag_check_do():
     names = parse(TF / "modules" / "iam" / "main.tf")["locals"][0]
     assert unquote(names["spark_group_prefix"]) == SPARK_KAFKA_GROUP_PREFIX
     assert unquote(names["monitor_group"]) == OFFSETS_GROUP
-    topic = "[local.kafka_topic_arn]"
+    topic = "local.kafka_topic_arns"
     expected = {
         "spark": {
             "KafkaConnect": {"action": "local.kafka_connect", "resource": "[var.kafka_cluster_arn]"},
@@ -194,9 +195,12 @@ def test_kafka_access_is_exactly_what_the_stream_and_the_lag_check_do():
         statements = policy_statements(role)
         assert {sid: s for sid, s in statements.items() if sid.startswith("Kafka")} == kafka, role
         assert not any("kafka" in s["action"].lower() for sid, s in statements.items() if sid not in kafka), role
-    # The topic the roles may read is the one the aws environment streams.
-    platform = blocks(TF / "platform", "variable")
-    assert unquote(platform["kafka_topic"]["default"]) == load_settings_with_outputs("aws").topic
+    # The topics the roles may read are the declared sources' (Terraform reads their files), and
+    # the aws environment streams one of them.
+    main = (TF / "platform" / "main.tf").read_text()
+    assert 'fileset("${local.repo_root}/eo/core/sources", "*.schema.json")' in main
+    assert 'source["x-topic"]' in main and "kafka_topics             = local.kafka_topics" in main
+    assert load_settings_with_outputs("aws").topic in {source.topic for source in DECLARED.values()}
 
 
 def for_each_member(rule: dict, key: str, value: str | None) -> dict:

@@ -1,6 +1,6 @@
 # Least privilege: the Spark runtime may read and write exactly the lake and checkpoint
 # buckets, read the artifacts, coordinate commits in the log store table, use the data key and
-# read the stream's topic on MSK. Airflow may submit and watch job runs on this account's EMR
+# read the sources' topics on MSK. Airflow may submit and watch job runs on this account's EMR
 # Serverless applications of this platform, pass the Spark role, read its DAGs and the
 # verification reports, and read the topic's end offsets for the lag check.
 # tests/infra/test_iam_actions.py checks every statement against what the code does (eo/cloud/iam_actions.py):
@@ -25,7 +25,7 @@ locals {
   monitor_kafka_group = ["kafka-cluster:DescribeGroup"]
   spark_group_prefix  = "spark-kafka-source-" # Spark's default groupIdPrefix
   monitor_group       = "eo-offsets"          # eo.runtime.kafka_admin.OFFSETS_GROUP
-  kafka_topic_arn     = "${var.kafka_topic_arn_prefix}/${var.kafka_topic}"
+  kafka_topic_arns    = [for topic in var.kafka_topics : "${var.kafka_topic_arn_prefix}/${topic}"]
   account             = data.aws_caller_identity.current.account_id
   region              = data.aws_region.current.region
 }
@@ -104,7 +104,7 @@ resource "aws_iam_role_policy" "spark" {
         Sid      = "KafkaReadTheTopic"
         Effect   = "Allow"
         Action   = local.spark_kafka_topic
-        Resource = [local.kafka_topic_arn]
+        Resource = local.kafka_topic_arns
       },
       {
         Sid      = "KafkaSourceGroups"
@@ -254,7 +254,7 @@ resource "aws_iam_role_policy" "airflow" {
         Sid      = "KafkaLagCheckTopic"
         Effect   = "Allow"
         Action   = local.monitor_kafka_topic
-        Resource = [local.kafka_topic_arn]
+        Resource = local.kafka_topic_arns
       },
       {
         Sid      = "KafkaLagCheckGroup"

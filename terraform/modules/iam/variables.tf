@@ -53,9 +53,14 @@ variable "kafka_group_arn_prefix" {
   description = "Prefix of the MSK cluster's consumer group ARNs (kafka module): <prefix>/<group id>."
 }
 
-variable "kafka_topic" {
-  type        = string
-  description = "The topic the stream reads (conf/platform.toml's topic)."
+variable "kafka_topics" {
+  type        = list(string)
+  description = "The topics the stream reads: one per declared source (eo/core/sources/*.schema.json x-topic)."
+
+  validation {
+    condition     = length(var.kafka_topics) > 0 && alltrue([for topic in var.kafka_topics : can(regex("^[A-Za-z0-9._-]{1,249}$", topic))])
+    error_message = "At least one topic, each one Kafka topic name."
+  }
 }
 
 variable "airflow_environment_name" {
