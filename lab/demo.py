@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from eo.core.gold import DECLARED
+from eo.core.sources import CLICKS
 from eo.runtime.cli import guarded
 from eo.runtime.config import REPO_ROOT, Settings, load_settings, local_services
 from eo.runtime.environment import environment
@@ -58,10 +59,15 @@ def print_summary(settings: Settings, verdict: dict, stats, catch_up: dict, timi
     tables = verdict["tables"]
     streamed = catch_up["records"]
     print("\n== summary")
+    declared = f"eo/core/sources/{CLICKS.name}.schema.json"
+    print(f"  source                {CLICKS.name:>12}  (topic {settings.topic}; {declared})")
     print(f"  events produced       {stats.sent:>12,}  (acked {stats.acked:,}, {stats.rate:,.0f} msg/s)")
     print(f"  duplicates removed    {r['duplicates_removed']:>12,}")
     print(f"  quarantined           {r['quarantine']:>12,}")
     print(f"  silver rows           {r['silver']:>12,}")
+    unknown = verdict.get("unknown_fields") or {}
+    carried = ", ".join(f"{name} ({sum(fates.values()):,})" for name, fates in unknown.items())
+    print(f"  unknown fields        {len(unknown):>12,}  ({carried or 'every key was declared'})")
     for name in DECLARED:
         t = tables[name]
         print(f"  {name:<21} {t['stream_rows']:>12,}  (batch {t['batch_rows']:,})")

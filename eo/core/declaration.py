@@ -29,6 +29,7 @@ from functools import cached_property
 
 import pyarrow as pa
 
+from eo import DeclarationError
 from eo.core.tables import DELTA_RS_WRITES, SILVER, TableDef, _top_level_split
 
 Transform = Callable[[pa.Table], pa.Table]
@@ -36,7 +37,7 @@ NUMERIC = ("BIGINT", "INT", "DECIMAL")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class DeclarationRefused(ValueError):
+class DeclarationRefused(DeclarationError):
     """A declaration the platform cannot carry: its text names the table and what is missing."""
 
 

@@ -125,36 +125,32 @@ def test_a_declaration_evolves_visibly_and_what_stored_rows_cannot_follow_is_ref
     assert found["same"] and found["keys"]
 
     declare(code, lambda body: body["properties"]["price"].update({"x-sql-type": "DECIMAL(12,2)"}))
+    # The stream's start refuses it; then what the line says to do, in the same process: a new path
+    # for silver, and a reset that rebuilds it from bronze by the new declaration.
     third = run(
         code,
         data,
         """
-        from streaming.takeover import prepare
-        try:
-            prepare(spark, settings)
-        except Exception as refused:
-            print(json.dumps({"refused": type(refused).__name__, "line": str(refused)}))
-        """,
-    )
-    found = last_json(third)
-    assert found["refused"] == "Refused" and "\n" not in found["line"]
-    assert found["line"].startswith("silver: field price is declared DECIMAL(12,2) but stored as DECIMAL(10,2)")
-    assert "give silver a new path" in found["line"] and "python -m ops.reset" in found["line"]
-
-    # What the line says to do: a new path for silver, and a reset that rebuilds it from bronze.
-    fourth = run(
-        code,
-        data,
-        """
         from dataclasses import replace
+        from streaming.takeover import prepare
         from ops.reset import reset
         from eo.runtime.environment import environment
+        try:
+            prepare(spark, settings)
+            refused = None
+        except Exception as error:
+            refused = {"kind": type(error).__name__, "line": str(error)}
         settings = replace(settings, tables={**settings.tables, "silver": "silver/events_v2"})
         done = reset(settings)
         price = environment(settings).table("silver").schema().field("price").type
         rows = silver()
-        print(json.dumps({"done": done, "price": str(price), "country": {k: v["country"] for k, v in rows.items()}}))
+        country = {k: v["country"] for k, v in rows.items()}
+        print(json.dumps({"refused": refused, "done": done, "price": str(price), "country": country}))
         """,
     )
-    found = last_json(fourth)
+    found = last_json(third)
+    refused = found.pop("refused")
+    assert refused["kind"] == "Refused" and "\n" not in refused["line"]
+    assert refused["line"].startswith("silver: field price is declared DECIMAL(12,2) but stored as DECIMAL(10,2)")
+    assert "give silver a new path" in refused["line"] and "python -m ops.reset" in refused["line"]
     assert found == {"done": 0, "price": "decimal128(12, 2)", "country": {"e1": None, "e2": None, "e3": "DE"}}

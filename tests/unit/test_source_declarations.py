@@ -67,6 +67,9 @@ def test_the_jvm_and_python_read_a_declaration_alike(spark, text):
         (declared(field="note", type="string", maxLength=3), "field note has keyword maxLength"),
         (declared({"required": ["order_id", "event_time", "nope"]}), "required field nope"),
         (declared({"type": "array"}), '"type" must be "object"'),
+        (declared(field="note", type="string", minimum=1), "field note: minimum applies to a decimal or an integer"),
+        (declared(field="items", type="integer", enum=["1"]), "field items: pattern and enum apply to a string only"),
+        (declared(field="note", type="string", **{"x-sql-type": "STRING"}), "field note: x-sql-type names a decimal"),
     ],
 )
 def test_what_the_reading_does_not_know_is_refused_by_both_sides_in_one_line(spark, text, named):

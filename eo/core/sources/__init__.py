@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 
+from eo import DeclarationError
+
 SUFFIX = ".schema.json"
 ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"  # the JVM checks it without a regex (Ids)
 TOP_KEYS = {
@@ -41,7 +43,7 @@ UNKNOWN_FIELDS = "unknown_fields"
 DERIVED = ("event_date", UNKNOWN_FIELDS, "reason")
 
 
-class SourceRefused(ValueError):
+class SourceRefused(DeclarationError):
     """A declaration the platform cannot read: its text names the source and what is wrong."""
 
 
@@ -127,6 +129,12 @@ def _field(source: str, name: str, spec: dict, required: bool, names: list[str])
         sql_type = "BIGINT"
     else:
         raise _refused(source, f"field {name} has a type the reading does not know")
+    if "x-sql-type" in spec and not sql_type.startswith("DECIMAL"):
+        raise _refused(source, f"field {name}: x-sql-type names a decimal's DECIMAL(p,s) only")
+    if "minimum" in spec and sql_type != "BIGINT" and not sql_type.startswith("DECIMAL"):
+        raise _refused(source, f"field {name}: minimum applies to a decimal or an integer only")
+    if ("pattern" in spec or "enum" in spec) and sql_type != "STRING":
+        raise _refused(source, f"field {name}: pattern and enum apply to a string only")
     present_when = None
     if "x-present-when" in spec:
         condition = spec["x-present-when"]

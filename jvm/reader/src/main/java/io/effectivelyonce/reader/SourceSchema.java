@@ -140,7 +140,17 @@ final class SourceSchema {
         } else if (types.equals(Set.of("integer"))) {
             type = DeclaredField.Type.LONG;
         } else {
-            throw refused(source, "field " + name + " has a type the reading does not know (docs/sources.md)");
+            throw refused(source, "field " + name + " has a type the reading does not know");
+        }
+        boolean numeric = type == DeclaredField.Type.DECIMAL || type == DeclaredField.Type.LONG;
+        if (spec.has("x-sql-type") && type != DeclaredField.Type.DECIMAL) {
+            throw refused(source, "field " + name + ": x-sql-type names a decimal's DECIMAL(p,s) only");
+        }
+        if (spec.has("minimum") && !numeric) {
+            throw refused(source, "field " + name + ": minimum applies to a decimal or an integer only");
+        }
+        if ((spec.has("pattern") || spec.has("enum")) && type != DeclaredField.Type.STRING) {
+            throw refused(source, "field " + name + ": pattern and enum apply to a string only");
         }
         String pattern = spec.has("pattern") ? spec.get("pattern").asText() : null;
         Set<String> allowed = null;
