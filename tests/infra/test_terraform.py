@@ -382,6 +382,9 @@ def test_terraform_uploads_the_dags_what_they_import_and_the_plugins():
     assert 'resource "aws_s3_object" "dag_files"' in main and "source_hash = filemd5(each.value)" in main
     assert not re.search(r"^\s*etag\s*=", main, re.M)  # SSE-KMS: S3's ETag is no MD5, every plan would differ
     assert 'fileset("${var.repo_root}/conf", "*.toml")' in main
+    # The sources' declarations, which the tasks' imports read as data, go with the code.
+    assert 'fileset("${var.repo_root}/${pkg}", "**/*.schema.json")' in main
+    assert "eo" in packages and list((REPO_ROOT / "eo" / "core" / "sources").glob("*.schema.json"))
     assert "plugins_s3_path                  = aws_s3_object.plugins.key" in main
     # The zip is the whole plugins folder: the timetable the DAGs import from it included.
     zipped = main[main.index('data "archive_file" "plugins"') :]

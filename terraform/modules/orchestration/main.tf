@@ -82,6 +82,8 @@ locals {
     { for f in fileset(var.dags_folder, "**/*.py") : "dags/${f}" => "${var.dags_folder}/${f}" },
     { for f in fileset(var.dags_folder, ".airflowignore") : "dags/${f}" => "${var.dags_folder}/${f}" },
     merge([for pkg in var.packages : { for f in fileset("${var.repo_root}/${pkg}", "**/*.py") : "dags/${pkg}/${f}" => "${var.repo_root}/${pkg}/${f}" }]...),
+    # The sources' declarations, which the packages read as data (eo/core/sources/).
+    merge([for pkg in var.packages : { for f in fileset("${var.repo_root}/${pkg}", "**/*.schema.json") : "dags/${pkg}/${f}" => "${var.repo_root}/${pkg}/${f}" }]...),
     { for f in fileset("${var.repo_root}/conf", "*.toml") : "dags/conf/${f}" => "${var.repo_root}/conf/${f}" },
   )
 }
