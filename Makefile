@@ -11,6 +11,9 @@ export PYTHONPATH := $(CURDIR)
 # The one environment switch: make demo ENV=local-s3 runs everything against a local S3.
 ENV ?= local
 export EO_ENV := $(ENV)
+# The source a command serves (eo/core/sources/<name>.schema.json): make stream-start SOURCE=orders.
+SOURCE ?= clicks
+export EO_SOURCE := $(SOURCE)
 
 .PHONY: help setup system venv jars bytecode class-archive data-docs-assets lock demo test test-tools bench-check test-unit test-fast lint fmt chaos bench test-durations flink-venv jars-flink jars-emr jars-aws-emr artifacts job-image cloud-smoke checkov-venv mwaa-venv terraform-tool kafka-start kafka-stop kafka-status \
 	airflow airflow-cli airflow-stop airflow-status stream-start stream-standby stream-stop stream-status quarantine clean
@@ -174,8 +177,9 @@ test: test-tools ## the lint, then the whole suite: unit, integration, the Airfl
 test-durations: ## keep the last full run's seconds per test file (tests/file_seconds.json), the workers' order
 	$(PYTHON) -m tests.file_order $(DURATIONS)
 
-chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~20 min)
-	$(PYTHON) -m lab.chaos $(CHAOS_ARGS)
+chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~20 min); then the same crashes on orders (~10 min)
+	EO_SOURCE=clicks $(PYTHON) -m lab.chaos $(CHAOS_ARGS)
+	EO_SOURCE=orders $(PYTHON) -m lab.chaos --no-operator-faults $(CHAOS_ARGS)
 
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~40 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)

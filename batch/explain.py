@@ -39,7 +39,7 @@ from eo.core.lineage import (
     recompute,
     why_first,
 )
-from eo.core.tables import BRONZE, QUARANTINE, SILVER, TableDef
+from eo.core.tables import BRONZE, EVENT_ID, EVENT_TIME, QUARANTINE, SILVER, TableDef
 from eo.runtime import lineage
 from eo.runtime.cli import EXIT_CODES, USAGE, guarded
 from eo.runtime.config import Settings, load_settings
@@ -64,13 +64,13 @@ def _copies_of(bronze, quarantine, events: list[dict]) -> tuple[list[dict], int,
     dropped, copies refused)."""
     coordinates = [(e["kafka_topic"], e["kafka_partition"], e["kafka_offset"]) for e in events]
     present = lineage.in_bronze(bronze, coordinates)
-    found = lineage.copies(bronze, [e["event_id"] for e in events])
+    found = lineage.copies(bronze, [e[EVENT_ID] for e in events])
     others = [tuple(c["coordinates"].values()) for copies in found.values() for c in copies]
     refused = lineage.quarantined(quarantine, [c for c in others if c not in set(coordinates)])
     explained, dropped, refused_copies = [], 0, 0
     for event, at in zip(events, coordinates, strict=True):
         kept = {"topic": at[0], "partition": at[1], "offset": at[2]}
-        copies = sorted(found.get(event["event_id"], []), key=first_copy_key)
+        copies = sorted(found.get(event[EVENT_ID], []), key=first_copy_key)
         for copy in copies:
             copy["lateness_seconds"] = lateness_seconds(_time_of(copy["payload"]), copy["kafka_timestamp"])
             if copy["coordinates"] == kept:
@@ -94,7 +94,7 @@ def _copies_of(bronze, quarantine, events: list[dict]) -> tuple[list[dict], int,
                 "coordinates": kept,
                 "in_bronze": at in present,
                 "kafka_timestamp": event.get("kafka_timestamp"),
-                "lateness_seconds": lateness_seconds(event.get("event_time"), event.get("kafka_timestamp")),
+                "lateness_seconds": lateness_seconds(event.get(EVENT_TIME), event.get("kafka_timestamp")),
                 "ingest_batch": winner["ingest_batch"] if winner else None,
                 "copies": copies,
                 # The rule's winner among the copies the reading accepted must be the one silver kept.
@@ -123,7 +123,7 @@ def _at(copy: dict) -> str:
 
 def _time_of(payload: object) -> dt.datetime | None:
     """A copy's event time as its payload states it (None when it has none that reads)."""
-    text = payload.get("event_time") if isinstance(payload, dict) else None
+    text = payload.get(EVENT_TIME) if isinstance(payload, dict) else None
     if not isinstance(text, str):
         return None
     try:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from eo.core.lineage import batch_name
+from eo.core.tables import SOURCE
 
-EVENT_COLUMNS = ("event_id", "event_type", "event_time", "user_id", "price")
+EVENT_COLUMNS = SOURCE.field_names  # an event as its source declares it
 
 
 def _value(value: object) -> str:
@@ -104,7 +105,7 @@ def render(found: dict) -> str:
     for e in found["events"]:
         kept = next((c for c in e.get("copies", []) if c["fate"] == "kept"), None)
         if len(e.get("copies", [])) > 1:
-            lines += [f"  copies of {e['event_id']}, in first-copy order: {e['won_by']}"]
+            lines += [f"  copies of {e[SOURCE.event_id]}, in first-copy order: {e['won_by']}"]
             lines += _table(
                 ("  fate", "kafka", "ingest batch", "kafka timestamp", "late by", "payload", "why"),
                 [

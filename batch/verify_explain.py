@@ -8,7 +8,7 @@ import json
 
 from batch.explain import explain
 from eo.core.lineage import ExplainError
-from eo.core.tables import TableDef
+from eo.core.tables import EVENT_ID, SOURCE, TableDef
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 from eo.runtime.quality.verdicts import safe_name, verify_folder
@@ -22,8 +22,8 @@ def _side(found: dict) -> dict:
         "differing_columns": found["differing_columns"],
         "row": found["row"],
         "recomputed": found["recomputed"],
-        "events": {e["event_id"]: {k: e.get(k) for k in ("price", "event_time", "user_id")} for e in found["events"]},
-        "coordinates": {e["event_id"]: e["coordinates"] for e in found["events"]},
+        "events": {e[EVENT_ID]: {k: e.get(k) for k in SOURCE.field_names if k != EVENT_ID} for e in found["events"]},
+        "coordinates": {e[EVENT_ID]: e["coordinates"] for e in found["events"]},
         "duplicates_dropped": found["duplicates_dropped"],
         "version": found["version"],
     }

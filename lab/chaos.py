@@ -1,6 +1,11 @@
 """The fault-injection lab (`make chaos`): effectively-once under crashes, zombies and broker
 restarts, with the three delivery guarantees of the PostgreSQL sink side by side.
 
+It serves the source EO_SOURCE names (eo/core/sources/; `make chaos` runs the clickstream, then
+`orders`): that source's generator, stream, kill points and tables. The PostgreSQL sinks deliver
+the clickstream's counted table; a source without one (orders) runs the same faults against its
+Delta tables alone, its one guarantee exactly-once.
+
     python -m lab.chaos [--seed N] [--kills 20] [--broker-restarts 2] [--zombies 1] [--rate 400]
     python -m lab.chaos --smoke       # the short version `make test` runs
     python -m lab.chaos --no-operator-faults   # the crash phase alone
@@ -35,8 +40,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eo.core.gold import DECLARED
-from eo.runtime.config import REPO_ROOT, load_settings
+from eo.core.gold import DECLARED, counting_table
+from eo.core.sources import SELECTED
+from eo.runtime.config import REPO_ROOT, STREAM_QUERY, load_settings
 from eo.runtime.kafka_admin import ensure_topic
 from infra.kafka import Broker
 from infra.postgres import Postgres
@@ -46,10 +52,13 @@ from lab.operator_faults import OperatorFaults
 from lab.schedule import HOOKS, Fault, draw
 from lab.timeline import LagSampler, Timeline
 from lab.weak_sinks import GUARANTEES
-from producer.generator import ClickstreamGenerator, Rates
+from producer.generator import Rates
 from producer.publish import publish
+from producer.sources import generator_for
 
 REPORTS = REPO_ROOT / "reports" / "chaos"
+# The PostgreSQL sinks deliver the increments of the served source's counted table: none, no sinks.
+SINKS = counting_table() is not None
 
 
 @dataclass(frozen=True)
@@ -66,10 +75,11 @@ class LabConfig:
 
     @classmethod
     def smoke(cls, seed: int) -> LabConfig:
-        """A few minutes: two random kills and one inside the exactly-once transaction."""
+        """A few minutes: two random kills and one inside the exactly-once transaction (without
+        sinks, right after the last gold table's commit)."""
+        hook = "sink.exactly-once.before_commit" if SINKS else HOOKS[-1]
         return cls(
-            seed=seed, kills=3, broker_restarts=1, zombies=1, rate=150,
-            hooks=("sink.exactly-once.before_commit",), require_weaker=False,
+            seed=seed, kills=3, broker_restarts=1, zombies=1, rate=150, hooks=(hook,), require_weaker=False,
         )  # fmt: skip
 
 
@@ -84,7 +94,7 @@ class Producer(threading.Thread):
 
     def paced(self):
         rates = Rates(duplicate=0.03, late=0.02, very_late=0.005, malformed=0.02)
-        generator = ClickstreamGenerator(self.seed, rates, span_hours=6, total_events=10_000_000)
+        generator = generator_for(SELECTED.name).make(self.seed, rates, span_hours=6, total_events=10_000_000)
         started = time.monotonic()
         for n, message in enumerate(generator.messages()):
             if self.stopping.is_set():
@@ -105,7 +115,8 @@ class Producer(threading.Thread):
 class Lab:
     def __init__(self, config: LabConfig) -> None:
         self.config = config
-        self.run_id = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-seed{config.seed}"
+        served = "" if SELECTED.name == "clicks" else f"-{SELECTED.name}"
+        self.run_id = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}{served}-seed{config.seed}"
         self.workdir = REPO_ROOT / "data" / "chaos" / self.run_id
         self.timeline = Timeline()
         self.broker = Broker(config.kafka_port, self.workdir / "kafka")
@@ -117,22 +128,23 @@ class Lab:
 
     # -- setup ---------------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
+        sinks = {"EO_PG_DSN": self.postgres.dsn(), "EO_PG_GUARANTEES": ",".join(GUARANTEES)} if SINKS else {}
         return {
             "EO_LAKE_ROOT": str(self.workdir / "lake"),
             "EO_CHECKPOINT_ROOT": str(self.workdir / "checkpoints"),
             "EO_ACKS_ROOT": str(self.workdir / "acks"),
             "EO_REPORTS_ROOT": str(self.workdir / "reports"),
             "EO_KAFKA_BOOTSTRAP": self.broker.bootstrap,
-            "EO_TOPIC": "chaos",
-            "EO_PG_DSN": self.postgres.dsn(),
-            "EO_PG_GUARANTEES": ",".join(GUARANTEES),
+            "EO_TOPIC": "chaos" if SELECTED.name == "clicks" else f"chaos-{SELECTED.topic}",
+            **sinks,
             "EO_FAULT_LOG": str(self.workdir / "faults.jsonl"),
         }
 
     def setup(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.broker.start()
-        self.postgres.start()
+        if SINKS:
+            self.postgres.start()
         self.env = self.environment()
         os.environ.update({k: v for k, v in self.env.items() if k != "EO_FAULT_LOG"})
         self.settings = load_settings()
@@ -261,8 +273,10 @@ class Lab:
         rebuild(spark, self.settings)
         verdict = verify(spark, self.settings)
         print(describe(verdict), flush=True)
-        verdict_path = Path(self.settings.reports_root) / "verify" / "latest.json"
-        sinks = check_sinks(spark, self.settings, self.postgres.dsn(), list(GUARANTEES))
+        verdict_path = Path(self.settings.source_reports) / "verify" / "latest.json"
+        guarantees = list(GUARANTEES) if SINKS else ["exactly-once"]  # without sinks: the Delta tables'
+        none = {"postgres_lost": 0, "postgres_duplicated": 0, "postgres_mismatched_rows": 0}
+        sinks = check_sinks(spark, self.settings, self.postgres.dsn(), guarantees) if SINKS else {"exactly-once": none}
         silver_rows, silver_dups = silver_duplicates(spark, self.settings)
         gold_delta = sum(
             t["missing"] + t["extra"] + t["different"] for name, t in verdict["tables"].items() if name in DECLARED
@@ -281,7 +295,7 @@ class Lab:
         }
         lost = verdict["reconciliation"].get("lost", 0)
         rows = {}
-        for guarantee in GUARANTEES:
+        for guarantee in guarantees:
             sink = sinks[guarantee]
             row = {
                 "kills": faults["sigkill_random"] + faults["sigkill_at_commit_points"],
@@ -299,7 +313,9 @@ class Lab:
             }
             row["passed"] = lab_report.promised(guarantee, row, verdict["passed"], len(self.zombie_checks))
             rows[guarantee] = row
-        weaker_visible = rows["at-least-once"]["postgres_duplicated"] > 0 and rows["at-most-once"]["postgres_lost"] > 0
+        weaker_visible = (
+            SINKS and rows["at-least-once"]["postgres_duplicated"] > 0 and rows["at-most-once"]["postgres_lost"] > 0
+        )
         return {
             "run_id": self.run_id,
             "seed": self.config.seed,
@@ -312,15 +328,19 @@ class Lab:
 
     def rows_committed_by_zombies(self) -> int:
         """Commits (PostgreSQL and Delta) made with a zombie's epochs after it was resumed: none."""
-        import psycopg
-
         from lab.sink_check import delta_commits_by_epoch
 
         total = 0
+        for z in self.zombie_checks:
+            for job, epoch in z["epochs"].items():
+                total += delta_commits_by_epoch(self.settings, job, epoch, z["resumed_at"])
+        if not SINKS:
+            return total
+        import psycopg
+
         with psycopg.connect(self.postgres.dsn()) as conn:
             for z in self.zombie_checks:
                 for job, epoch in z["epochs"].items():
-                    total += delta_commits_by_epoch(self.settings, job, epoch, z["resumed_at"])
                     total += conn.execute(
                         "SELECT count(*) FROM sink_commits WHERE job = %s AND epoch = %s "
                         "AND committed_at > to_timestamp(%s)",
@@ -330,7 +350,8 @@ class Lab:
 
     def teardown(self, keep: bool) -> None:
         self.broker.stop()
-        self.postgres.stop()
+        if SINKS:
+            self.postgres.stop()
         if not keep:  # the report and the instances' logs stay; the bulky data goes
             for folder in ("lake", "kafka", "postgres", "checkpoints"):
                 shutil.rmtree(self.workdir / folder, ignore_errors=True)
@@ -338,7 +359,8 @@ class Lab:
 
 def epochs_of(instance: Instance) -> dict[str, int]:
     """The epochs an instance took per query, from the line it logs at start."""
-    return {q: int(e) for q, e in re.findall(r"(events) epoch (\d+)", instance.log.read_text(errors="replace"))}
+    found = re.findall(rf"({re.escape(STREAM_QUERY)}) epoch (\d+)", instance.log.read_text(errors="replace"))
+    return {q: int(e) for q, e in found}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -364,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     config = (
         LabConfig.smoke(args.seed)
         if args.smoke
-        else LabConfig(args.seed, args.kills, args.broker_restarts, args.zombies, args.rate)
+        else LabConfig(args.seed, args.kills, args.broker_restarts, args.zombies, args.rate, require_weaker=SINKS)
     )
     lab = Lab(config)
     started = time.monotonic()

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from eo.runtime.config import Settings
+from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.environment import environment
 from eo.runtime.fencing import EXIT_FENCED
 from eo.runtime.monitoring import last_committed_batch
@@ -18,7 +18,7 @@ from eo.runtime.submit import submit_command, submit_env
 STREAM_ARGS = ["run", "--trigger-seconds", "2", "--max-offsets-per-trigger", "4000"]
 
 
-def committed_batches(settings: Settings, queries: tuple[str, ...] = ("events",)) -> int:
+def committed_batches(settings: Settings, queries: tuple[str, ...] = (STREAM_QUERY,)) -> int:
     """Micro-batches committed so far by these queries: the newest batch id of each, plus one. Not a
     count of commit files: Spark keeps only ~100, so a count stops growing on a long run."""
     lasts = (

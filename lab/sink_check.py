@@ -41,9 +41,9 @@ def check_sinks(spark, settings: Settings, dsn: str, guarantees: list[str]) -> d
 
 
 def silver_duplicates(spark, settings: Settings) -> tuple[int, int]:
-    """(rows, rows beyond one per event_id) in the streamed silver table."""
+    """(rows, rows beyond one per event id) in the streamed silver table."""
     silver = lake.read(spark, settings, SILVER)
-    row = silver.agg(F.count(F.lit(1)).alias("rows"), F.count_distinct("event_id").alias("ids")).first()
+    row = silver.agg(F.count(F.lit(1)).alias("rows"), F.count_distinct(*SILVER.key).alias("ids")).first()
     return row.rows, row.rows - row.ids
 
 

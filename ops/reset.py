@@ -36,8 +36,8 @@ QUERY = STREAM_QUERY
 
 
 def write_seed(spark, settings: Settings) -> int:
-    """The seed: each accepted event's id (and its user tuple, which the state no longer needs), from
-    silver. Returns how many."""
+    """The seed: each accepted event's id and time, from silver. Returns how many. (A seed written
+    by a release before sources were declared has a user tuple's columns too: left null.)"""
     seed = lake.read(spark, settings, SILVER).select(*SEED.columns)
     lake.overwrite(seed, settings.table_path(SEED.name))
     return lake.read(spark, settings, SEED).count()

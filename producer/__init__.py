@@ -1,1 +1,1 @@
-"""Event sources: the clickstream generator and the Kafka publisher with its ack log."""
+"""Event sources: the clickstream and orders generators and the Kafka publisher with its ack log."""

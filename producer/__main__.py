@@ -1,7 +1,10 @@
-"""Publish a generated clickstream, or replay a JSON-lines file, into the Kafka topic.
+"""Publish a generated stream of the served source, or replay a JSON-lines file, into its Kafka topic.
 
 python -m producer generate [--events N] [--seed S] [--span-hours H] [--duplicate R] ...
 python -m producer replay --file events.jsonl
+
+The source is EO_SOURCE's (eo/core/sources: `clicks` by default): `clicks` generates the clickstream
+(producer/generator.py), `orders` the shop orders (producer/orders.py).
 """
 
 from __future__ import annotations
@@ -14,23 +17,33 @@ from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 
+from eo.core.sources import DECLARED, SELECTED, SOURCE_VARIABLE
 from eo.runtime.cli import EXIT_CODES, guarded
-from eo.runtime.config import load_settings
+from eo.runtime.config import Settings, load_settings
 from eo.runtime.kafka_admin import ensure_topic
-from producer.generator import ClickstreamGenerator, Message, Rates, covered_days
+from producer.generator import Message, Rates
 from producer.publish import publish
+from producer.sources import GENERATORS, NoGenerator, generator_for
 from producer.summary import default_ack_log, summary
 
 
-def replay_messages(path: Path) -> Iterator[Message]:
-    """Each line as it is; keyed by its event_id when it has one, so copies share a partition."""
+def other_source_topic(settings: Settings, source: str = SELECTED.name) -> str | None:
+    """The other declared source whose topic `settings.topic` is (EO_TOPIC naming it, say): one
+    source's records published into another's topic would be read, or quarantined, as its."""
+    others = [s.name for s in DECLARED.values() if s.name != source and s.topic == settings.topic]
+    return others[0] if others and DECLARED[source].topic != settings.topic else None
+
+
+def replay_messages(path: Path, event_id_field: str = SELECTED.event_id) -> Iterator[Message]:
+    """Each line as it is; keyed by its event id (the served source's `x-event-id` field) when it
+    has one, so copies share a partition."""
     with open(path, "rb") as fh:
         for line in fh:
             line = line.rstrip(b"\r\n")
             if not line.strip():
                 continue
             try:
-                event_id = json.loads(line).get("event_id")
+                event_id = json.loads(line).get(event_id_field)
             except (ValueError, AttributeError):
                 event_id = None
             key = event_id if isinstance(event_id, str) else hashlib.sha1(line).hexdigest()[:16]
@@ -48,10 +61,12 @@ def extra_field(text: str) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m producer", description=__doc__.split("\n")[0], epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", required=True)
+    made = GENERATORS.get(SELECTED.name)
+    days = f" By default {made.covered_days(48.0)}." if made else ""
     gen = commands.add_parser(
         "generate",
-        help="publish a generated clickstream",
-        description=f"Publish a generated clickstream. By default {covered_days(48.0)}.",
+        help=f"publish a generated stream of {SELECTED.name} ({SOURCE_VARIABLE})",
+        description=f"Publish a generated stream of {SELECTED.name} (topic {SELECTED.topic}).{days}",
     )
     gen.add_argument("--events", type=int, default=1_000_000)
     gen.add_argument("--seed", type=int, default=7)
@@ -67,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         type=extra_field,
         metavar="NAME=VALUE",
         help="add a string field to every event, as a producer that sends a field the declaration may not have yet "
-        "(repeatable; docs/sources.md)",
+        "(repeatable; docs/sources.md). A source whose declaration has additionalProperties false (orders) "
+        "quarantines every record that carries it, as unknown_field:NAME",
     )
     rep = commands.add_parser("replay", help="publish a JSON-lines file, one record per line")
     rep.add_argument("--file", type=Path, required=True)
@@ -76,14 +92,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     settings = load_settings()
+    try:
+        made = generator_for(SELECTED.name) if args.command == "generate" else None
+    except NoGenerator as refused:
+        print(refused, file=sys.stderr)
+        return 2
+    other = other_source_topic(settings)
+    if other is not None:
+        print(
+            f"{SOURCE_VARIABLE}={SELECTED.name}, but topic {settings.topic} is the topic of source {other}: publish "
+            f"{SELECTED.name} into its own topic ({SELECTED.topic}; EO_TOPIC names another)",
+            file=sys.stderr,
+        )
+        return 2
     ensure_topic(settings)
-    if args.command == "generate":
+    if made is not None:
         rates = Rates(**{f.name: getattr(args, f.name) for f in fields(Rates)})
-        generator = ClickstreamGenerator(
+        source_generator = made.make(
             args.seed, rates, span_hours=args.span_hours, total_events=args.events, extra_fields=dict(args.extra_field)
         )
-        print(f"[producer] {covered_days(args.span_hours)}", flush=True)
-        messages, total, label = generator.messages(), args.events, f"seed{args.seed}"
+        print(f"[producer] {made.covered_days(args.span_hours)}", flush=True)
+        if args.extra_field and not SELECTED.keeps_unknown:
+            names = ", ".join(name for name, _ in args.extra_field)
+            print(
+                f"[producer] {SELECTED.name} declares additionalProperties false: every record carrying "
+                f"{names} is quarantined (unknown_field) until its declaration has it",
+                flush=True,
+            )
+        messages, total, label = source_generator.messages(), args.events, f"seed{args.seed}"
     else:
         if not args.file.is_file():
             print(f"no such file: {args.file}", file=sys.stderr)

@@ -51,7 +51,7 @@ from eo.core.gold import counting_table, sessions_table, summed_tables
 from eo.core.tables import BRONZE, GOLD, QUARANTINE, SILVER
 from eo.runtime import commits, key_removal
 from eo.runtime.commits import Txn
-from eo.runtime.config import Settings
+from eo.runtime.config import STREAM_QUERY, Settings
 from eo.runtime.data_files import add_actions
 from eo.runtime.environment import environment
 from eo.runtime.fencing import Fence
@@ -64,7 +64,9 @@ from streaming.session_merge import user_buckets
 
 # The tables one micro-batch writes: claimed with a new epoch before the first batch.
 WRITES = (BRONZE, QUARANTINE, SILVER, *GOLD)
-SESSIONS = sessions_table().table  # merged by the owners (streaming/session_merge.py)
+# The served source's tables merged by the owners (streaming/session_merge.py) and counted by them:
+# None where its declarations have none (a source whose gold is additive only).
+SESSIONS = sessions_table().table if sessions_table() else None
 COUNTING = counting_table()  # its distinct users counted by the sessions' owners
 
 
@@ -148,7 +150,7 @@ class MicroBatch:
         held at the start can be one; no table is read for the others."""
         if txn.position > self.replay_until:
             return []
-        written = (BRONZE, QUARANTINE, SILVER, SESSIONS)
+        written = (BRONZE, QUARANTINE, SILVER, *([SESSIONS] if SESSIONS else []))
         return sorted(t.name for t in written if not commits.should_commit(self.tables[t.name], txn))
 
     def txn(self, batch_id: int) -> Txn:
@@ -159,7 +161,7 @@ class MicroBatch:
         self.fence.check()
         timer = StepTimer()
         txn = self.txn(batch_id)
-        sessions = stored_sessions.pinned(self.tables[SESSIONS.name])
+        sessions = stored_sessions.pinned(self.tables[SESSIONS.name]) if SESSIONS else None
         # The writers in the plan stamp bronze with it (ingest batch) and name their files by it.
         context = batch.sparkSession.sparkContext
         context.setLocalProperty(task_writes.MARK, str(txn.version))
@@ -179,34 +181,39 @@ class MicroBatch:
         self.driver_bytes["collected"] += written.received_bytes
         for part, size in written.part_bytes.items():
             self.driver_parts[part] = self.driver_parts.get(part, 0) + size
-        self.commit(written, increments, txn, timer, sessions.version)
+        self.commit(written, increments, txn, timer, sessions.version if sessions else None)
         hooks().point("events.after_delta_commit")
         bronze_rows = written.rows[BRONZE.name]
         self.records += bronze_rows
-        if self.sinks and increments.num_rows:
+        if self.sinks and COUNTING and increments.num_rows:
             delivered = increments.select([*COUNTING.key, "events", "revenue"]).to_pylist()
             for sink in self.sinks:
                 sink.deliver(batch_id, [tuple(row.values()) for row in delivered])
             timer.lap("postgres")
         if self.log_progress:
+            # The counted table's keys (the clickstream's metrics), else each additive table's.
+            keyed = {"metrics": increments} if COUNTING else written.sums
+            gold = ", ".join(f"{name} {rows.num_rows} keys" for name, rows in keyed.items())
             print(
-                f"[events] batch {batch_id}: {bronze_rows} records -> quarantine {written.rows[QUARANTINE.name]}, "
-                f"silver +{written.rows[SILVER.name]}, duplicates {written.duplicates}, "
-                f"metrics {increments.num_rows} keys ({timer})"
+                f"[{STREAM_QUERY}] batch {batch_id}: {bronze_rows} records -> "
+                f"quarantine {written.rows[QUARANTINE.name]}, silver +{written.rows[SILVER.name]}, "
+                f"duplicates {written.duplicates}, {gold} ({timer})"
                 + (f"; a replay: {', '.join(committed)} had it already, not written again" if committed else ""),
                 flush=True,
             )
 
     def commit(
-        self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int
+        self, written: task_writes.Written, increments: pa.Table, txn: Txn, timer: StepTimer, read_at: int | None
     ) -> None:
         """The three appends, the additive tables and the counted gold (two commits, in order) at
-        once; the first error, if any, is raised once all have ended."""
+        once; the first error, if any, is raised once all have ended. `read_at`: the sessions
+        table's version the tasks read (None: the source has none)."""
         work = {
             **{name: self.appender(name, written, txn) for name in written.actions},
             **{table.name: self.summer(table, written, txn) for table in summed_tables()},
-            "gold": lambda: self.add_gold(written, increments, read_at, txn),
         }
+        if SESSIONS is not None:
+            work["gold"] = lambda: self.add_gold(written, increments, read_at, txn)
         all_at_once(work)
         timer.lap("commit")
 
@@ -311,7 +318,7 @@ class MicroBatch:
     def isolate(self, batch: DataFrame, batch_id: int, error: Exception) -> NoReturn:
         """Find the records that make the reading fail, record them, and have the query restart."""
         print(
-            f"[events] batch {batch_id} failed ({poison.error_class(error)}); "
+            f"[{STREAM_QUERY}] batch {batch_id} failed ({poison.error_class(error)}); "
             "looking for the records that cause it, by bisection",
             flush=True,
         )
@@ -325,12 +332,15 @@ class MicroBatch:
         finally:
             records.unpersist()
         if not found:
-            print(f"[events] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
+            print(f"[{STREAM_QUERY}] batch {batch_id}: no single record reproduces the failure; stopping", flush=True)
             raise error
         seconds = time.monotonic() - began
         poison.record_isolation(self.settings, batch_id, found, seconds, texts)
         where = ", ".join(f"{s.topic}/{s.partition}/{s.first} ({reason})" for s, reason in found)
-        print(f"[events] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}", flush=True)
+        print(
+            f"[{STREAM_QUERY}] batch {batch_id}: {len(found)} poison record(s) found in {seconds:.1f} s: {where}",
+            flush=True,
+        )
         raise PoisonIsolated(f"batch {batch_id}: {len(found)} poison record(s); reading it again without them")
 
 

@@ -34,7 +34,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-from eo.core.tables import QUARANTINE, RECORD_COLUMNS, SEED, SILVER
+from eo.core.tables import EVENT_ID, EVENT_TIME, QUARANTINE, READ_ID, RECORD_COLUMNS, SEED, SILVER
 from eo.core.transforms.dedup import check_streaming_plan, first_copy_state
 from eo.core.transforms.metrics import window_start_column
 from eo.core.transforms.parse import Catalogue
@@ -141,13 +141,16 @@ def _coordinates() -> Column:
 
 def first_key() -> Column:
     """State 1's key: the event id of a valid record; the coordinates (unique) of a refused one."""
-    return F.when(_valid(), F.concat(F.lit("E|"), F.col("event_id"))).otherwise(F.concat(F.lit("Q|"), _coordinates()))
+    return F.when(_valid(), F.concat(F.lit("E|"), F.col(READ_ID))).otherwise(F.concat(F.lit("Q|"), _coordinates()))
 
 
 def _as_reading(seed: DataFrame, read: DataFrame) -> DataFrame:
     """Seed rows in the shape of valid readings (no coordinates, no reason), flagged."""
-    present = set(seed.columns)
-    columns = [F.col(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in read.dtypes if c != "_seed"]
+    present = {c: F.col(c) for c in seed.columns}
+    present.setdefault(READ_ID, F.col(EVENT_ID))  # the state's key, where the source names it otherwise
+    columns = [
+        present[c].alias(c) if c in present else F.lit(None).cast(t).alias(c) for c, t in read.dtypes if c != "_seed"
+    ]
     return seed.select(*columns, F.lit(True).alias("_seed"))
 
 
@@ -180,14 +183,14 @@ def first_copies(
     holds is not new, whichever row the state meets first."""
     readings = read.withColumn("_seed", F.lit(False))
     if history is not None:
-        readings = readings.join(history.select("event_id").distinct(), on="event_id", how="left_anti")
+        readings = readings.join(history.select(EVENT_ID).distinct(), on=EVENT_ID, how="left_anti")
     if seed is not None:
         readings = readings.unionByName(_as_reading(seed, readings))
     readings = readings.withColumn("_kind", F.when(_valid(), F.lit("E")).otherwise(F.lit("Q")))
     first = first_copy_state(_slim(readings.withColumn("_first", first_key())), "_first", "_seed")
     # What derives from a row's own fields is added after the first state, not carried through it.
     first = first.withColumn("window_start", F.when(F.col("_kind") == "E", window_start_column()))
-    first = first.withColumn("event_date", F.to_date("event_time"))
+    first = first.withColumn("event_date", F.to_date(EVENT_TIME))
     # Bronze's ingest batch is known only when the batch runs (streaming/task_writes.py MARK).
     bronze = records.select(F.lit("B").alias("_kind"), *RECORD_COLUMNS)
     return aligned(bronze).withColumn("_seed", F.lit(False)).unionByName(aligned(first, "_seed"))
@@ -224,6 +227,7 @@ OUTPUT = (
     ("raw_value", "string"),
     ("reason", "string"),
     *((name, kind) for name, kind in SILVER.column_types if name not in RECORD_COLUMNS),
+    *(((READ_ID, "string"),) if READ_ID not in SILVER.columns else ()),  # quarantine's, the state's key
     ("window_start", "timestamp"),
 )
 

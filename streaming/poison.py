@@ -157,7 +157,7 @@ KEEP = 50  # isolations kept in the record, newest last (the poison list itself 
 def record_uri(settings: Settings) -> str:
     """Where the stream keeps its poison list and isolations (a few KB of JSON): it reads the list
     when it starts its query, `make stream-status` shows it."""
-    return f"{settings.reports_root.rstrip('/')}/streaming/poison.json"
+    return f"{settings.source_reports}/streaming/poison.json"
 
 
 def read_record(settings: Settings) -> dict:

@@ -102,7 +102,7 @@ def read_seed(spark: SparkSession, settings: Settings, batch: MicroBatch, source
 
 def write_catch_up(settings: Settings, stats: dict) -> None:
     environment(settings).report_files.write_text(
-        f"{settings.reports_root.rstrip('/')}/streaming/last-catch-up.json", json.dumps(stats, indent=2)
+        f"{settings.source_reports}/streaming/last-catch-up.json", json.dumps(stats, indent=2)
     )
 
 

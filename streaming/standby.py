@@ -34,7 +34,8 @@ from eo.runtime.spark import close_state_stores
 from streaming import python_workers, stored_sessions, task_writes
 from streaming.plan import Source, events_plan, kafka_records, start_checked
 
-SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
+# The table merged as sessions (eo/core/gold/): None for a source whose gold has none.
+SESSIONS = sessions_table().table if sessions_table() else None
 
 QUERY = STREAM_QUERY
 T = TypeVar("T")
@@ -111,14 +112,14 @@ def rehearse(spark, settings: Settings) -> Rehearsed:
     total = sum(end - offset for end, offset in zip(ends.values(), start[settings.topic].values(), strict=True))
     scratch = settings.checkpoint_path(f"{QUERY}-rehearsal")
     # Beside the seed, in the lake: where the tasks' filesystem reaches in every environment.
-    files = f"{settings.lake_root.rstrip('/')}/_stream/{QUERY}-rehearsal"
+    files = f"{settings.source_lake}/_stream/{QUERY}-rehearsal"
     lake_files = environment(settings).lake_files
     goals = [task_writes.table_uri(settings, table.name, files) for table in task_writes.KIND_TABLES.values()]
-    sessions = stored_sessions.pinned(environment(settings).table(SESSIONS.name))
-    merged_into = f"{files}/{SESSIONS.name}"
+    sessions = stored_sessions.pinned(environment(settings).table(SESSIONS.name)) if SESSIONS else None
+    merged_into = f"{files}/{SESSIONS.name}" if SESSIONS else None
     for folder in (scratch, files):
         lake_files.delete_tree(folder)
-    for folder in (*goals, merged_into):  # a scratch folder has none
+    for folder in (*goals, *([merged_into] if merged_into else [])):  # a scratch folder has none
         lake_files.make_folder(folder)
     written: list[task_writes.Written] = []
     source = Source(starting_offsets=json.dumps(start), max_offsets_per_trigger=max(1, total // 2))

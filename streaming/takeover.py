@@ -15,7 +15,8 @@ from eo.runtime.sinks import postgres
 from streaming.microbatch import WRITES
 from streaming.session_merge import check_owner_hash
 
-SESSIONS = sessions_table().table  # the table merged as sessions (eo/core/gold/)
+# The table merged as sessions (eo/core/gold/): None for a source whose gold has none.
+SESSIONS = sessions_table().table if sessions_table() else None
 
 QUERY = STREAM_QUERY
 
@@ -32,7 +33,7 @@ def refuse_sessions_without_keys(settings: Settings) -> None:
     """NotReady if the sessions table holds sessions stored before `metric_keys`: the stream counts a
     minute's distinct users against the keys its stored sessions hold, and theirs are not known.
     A reset rebuilds gold from silver, keys included (docs/operations.md)."""
-    if not table_exists(settings, settings.table_path(SESSIONS.name)):
+    if SESSIONS is None or not table_exists(settings, settings.table_path(SESSIONS.name)):
         return
     table = environment(settings).table(SESSIONS.name)
     if "metric_keys" in table.schema().names or not table.refresh().file_uris():

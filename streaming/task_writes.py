@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from eo.core.declaration import added_up as sums_added_up
-from eo.core.gold import sessions_table, summed_tables
+from eo.core.gold import counting_table, sessions_table, summed_tables
 from eo.core.tables import BRONZE, INGEST_BATCH, QUARANTINE, SILVER, TableDef
 from eo.core.transforms.metrics import NO_USERS, added_up, minute_metrics
 from eo.core.transforms.sessions import as_intervals, sessionize, sessions_as_intervals
@@ -37,6 +37,7 @@ from eo.runtime.config import Settings
 from eo.runtime.data_files import ACTION_FIELDS
 from streaming.parts import (
     OUT_DDL,
+    PARTS,
     file_rows,
     packed,
     packed_sums,
@@ -200,12 +201,14 @@ def gold_parts(events: pa.Table, owners: int | None = None, counted: pa.Table | 
     by default those of its EU rows."""
     if events.num_rows == 0:
         return []
-    if counted is None:
-        counted = events.filter(pc.equal(events["_kind"], NEW_TUPLE))
-    metrics = minute_metrics(events, counted)
-    intervals = sessions_as_intervals(sessionize(as_intervals(events)))
     # Every additive table without distinct users: its transform's rows, added up, to the driver.
     added = [packed_sums(t, sums_added_up(t, t.transform(events))) for t in summed_tables()]
+    if sessions_table() is None:  # a source whose gold is additive only: no owners, no intervals
+        return added
+    if counted is None:
+        counted = events.filter(pc.equal(events["_kind"], NEW_TUPLE))
+    metrics = minute_metrics(events, counted) if counting_table() else PARTS["M"].empty_table()
+    intervals = sessions_as_intervals(sessionize(as_intervals(events)))
     if owners is None:
         return [packed("M", metrics), packed("S", intervals), *added]
     sums = [packed("M", part, owner) for owner, part in by_owner(metrics, owners, METRICS_OWNED_BY)]
@@ -220,13 +223,16 @@ def write_in_tasks(batch: DataFrame, settings: Settings, goals: dict[str, Target
 
 
 def finish_in_tasks(
-    new: DataFrame, settings: Settings, sessions: SessionsAt, label: str, sessions_into: str | None = None
+    new: DataFrame, settings: Settings, sessions: SessionsAt | None, label: str, sessions_into: str | None = None
 ) -> Written:
     """The end of the batch's one Spark job, over the writers' rows (the plan's, streaming/plan.py):
     the sessions merged, and the users new to each minute counted, by the tasks that own their
     users, against `sessions` (the sessions table at the version the driver commits against).
     `label` starts the merged files' names; `sessions_into`: where they go, if not into the table
-    (a rehearsal's scratch folder)."""
+    (a rehearsal's scratch folder). Without a sessions table (`sessions` None) the writers' rows
+    are the batch's whole result."""
+    if sessions is None:
+        return _collected(new.toArrow(), [table.name for table in KIND_TABLES.values()])
     # As many owners as the job's shuffle partitions: the knob that sizes its other stages.
     owners = int(new.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     merger = session_merger(settings, sessions, owners, label, sessions_into)
@@ -236,7 +242,7 @@ def finish_in_tasks(
 
 def _collected(out: pa.Table, tables: list[str], owners: int | None = None) -> Written:
     files = out.filter(pc.is_valid(out["_table"]))
-    sessions = sessions_table().name
+    sessions = sessions_table().name if sessions_table() else "<no sessions table>"
     actions: dict[str, list[dict]] = {name: [] for name in tables}
     actions[sessions] = []
     for action in files.select(["_table", *(name for name, _ in ACTION_FIELDS)]).to_pylist():

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from eo.core.tables import BRONZE, RECORD_DDL
 from eo.runtime import lake
 from eo.runtime.config import Settings
+from eo.runtime.hooks import Hooks
 from eo.runtime.lake import ensure_tables, write_reference
 
 # Test days for the DAGs: on or after their start_date (2026-11-01), and days before any run of
@@ -144,3 +145,15 @@ def forget_last_commit(settings: Settings) -> None:
 def sorted_rows(spark, settings: Settings, table, namespace: str = "main") -> list:
     frame = lake.read(spark, settings, table, namespace)
     return sorted(frame.collect(), key=lambda r: tuple(str(r[k]) for k in table.key))
+
+
+class CrashOnce(Hooks):
+    """The driver dies at `where`, once: what a kill there leaves behind, in this process."""
+
+    def __init__(self, where: str) -> None:
+        self.where, self.fired = where, False
+
+    def point(self, name: str) -> None:
+        if name == self.where and not self.fired:
+            self.fired = True
+            raise RuntimeError(f"crash at {name}")

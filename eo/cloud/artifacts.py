@@ -31,6 +31,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from eo.core.sources import SELECTED, SOURCE_VARIABLE
 from eo.runtime.cli import NotReady
 from eo.runtime.config import REPO_ROOT, Settings, config_file
 
@@ -162,11 +163,11 @@ def outputs_archive(outputs: dict, target: Path) -> Path:
 
 
 def application_conf(
-    settings: Settings, bucket: str, application: Application, python: str = JOB_PYTHON
+    settings: Settings, bucket: str, application: Application, python: str = JOB_PYTHON, source: str = SELECTED.name
 ) -> dict[str, str]:
     """The job driver's settings for the application's own files: where its code, configuration
-    (the keys `application` names) and outputs are, which environment it is, and which Python runs
-    it, on the driver and the executors."""
+    (the keys `application` names) and outputs are, which environment it is, which source it
+    serves (the caller's by default), and which Python runs it, on the driver and the executors."""
     conf = {
         "spark.submit.pyFiles": f"s3://{bucket}/{application.pyfiles}",
         "spark.archives": f"s3://{bucket}/{application.conf}#{HOME_ALIAS},s3://{bucket}/{OUTPUTS_KEY}#{OUTPUTS_ALIAS}",
@@ -174,6 +175,7 @@ def application_conf(
     }
     variables = {
         "EO_ENV": settings.env,
+        SOURCE_VARIABLE: source,
         "EO_HOME": HOME_ALIAS,
         "EO_TF_OUTPUTS": f"{OUTPUTS_ALIAS}/{OUTPUTS_MEMBER}",
         "PYSPARK_PYTHON": python,

@@ -45,7 +45,7 @@ from eo.cloud.outputs import (
     SPARK_S3_OBJECT_ACTIONS,
 )
 from eo.core.sources import DECLARED
-from eo.runtime.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT, source_prefix
 
 SPARK, AIRFLOW = "spark", "airflow"
 # The inline policy of each role in terraform/modules/iam/main.tf.
@@ -228,10 +228,11 @@ def file_uses() -> dict[str, dict[str, frozenset[str]]]:
             roots["reports_root"]: READS | {"write_text", "delete_file"},
             # stream_supervisor's health and the VACUUM guard read the stream's checkpoint ...
             roots["checkpoint_root"]: READS,
-            # ... and the seed table's log (eo/runtime/maintenance.py delta_readers).
-            f"{lake}/_stream": READS,
-            # verify_agreement's pick_interval: what was rebuilt (eo/runtime/coverage.py coverage_folder).
-            f"{lake}/_rebuild/_rebuilt": READS,
+            # ... and each source's seed table's log (eo/runtime/maintenance.py delta_readers), and
+            # verify_agreement's pick_interval: what was rebuilt (eo/runtime/coverage.py
+            # coverage_folder), in each source's folder of the lake (eo/runtime/config.py source_prefix).
+            **{f"{lake}{source_prefix(name)}/_stream": READS for name in DECLARED},
+            **{f"{lake}{source_prefix(name)}/_rebuild/_rebuilt": READS for name in DECLARED},
         },
     }
 

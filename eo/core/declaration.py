@@ -2,6 +2,8 @@
 
 A declaration (`GoldTable`, one per file in eo/core/gold/, found by eo/core/gold/__init__.py) says:
 
+- `source`: the declared source (eo/core/sources/) whose silver events it is made of: the stream
+  of that source maintains it, and only that source's processes see it;
 - the table: its name, columns, key, range column (the event-time column a rebuild of an
   interval replaces and verification compares by) and partitioning; it lives at `gold/<name>`;
 - `transform`: rows of the table from a set of new, deduplicated silver events (an Arrow table
@@ -30,7 +32,9 @@ from functools import cached_property
 import pyarrow as pa
 
 from eo import DeclarationError
-from eo.core.tables import DELTA_RS_WRITES, SILVER, TableDef, _top_level_split
+from eo.core.sources import DECLARED as SOURCES
+from eo.core.sources import DEFAULT_SOURCE, UNKNOWN_FIELDS
+from eo.core.tables import DELTA_RS_WRITES, SOURCE_COLUMNS, TableDef, _top_level_split
 
 Transform = Callable[[pa.Table], pa.Table]
 NUMERIC = ("BIGINT", "INT", "DECIMAL")
@@ -109,6 +113,7 @@ class GoldTable:
     explain: Explain
     zorder: tuple[str, ...] = ()  # compaction order: by default the range column
     rebuild: Callable | None = None
+    source: str = DEFAULT_SOURCE  # the source whose events make it (eo/core/sources/<source>.schema.json)
 
     def __post_init__(self) -> None:
         for problem in _problems(self):
@@ -152,10 +157,18 @@ def column_types(ddl: str) -> dict[str, str]:
     return found
 
 
+def silver_columns(source: str) -> set[str]:
+    """The columns of a source's silver (eo/core/tables.py SILVER, for the source a process serves)."""
+    ddl = f"{SOURCES[source].silver_ddl}, {SOURCE_COLUMNS}, {UNKNOWN_FIELDS} ARRAY<STRING>"
+    return set(column_types(ddl))
+
+
 def _problems(table: GoldTable) -> list[str]:
     """What the platform needs and the declaration lacks, in the order it is checked."""
     if not isinstance(table.name, str) or not NAME.match(table.name):
         return ["a name of lower-case letters, digits and _ (it names the table's folder)"]
+    if table.source not in SOURCES:
+        return [f"source {table.source!r} is not declared (eo/core/sources/: {', '.join(SOURCES)})"]
     types = column_types(table.columns) if isinstance(table.columns, str) else {}
     if not types:
         return ["columns: no DDL of its columns ('a STRING, b BIGINT')"]
@@ -199,7 +212,7 @@ def _explain_problems(table: GoldTable, types: dict[str, str]) -> list[str]:
     spec = table.explain
     if not isinstance(spec, Explain):
         return ["no recomputation for explain: Explain(equal=..., window=... or until=...)"]
-    silver = set(SILVER.columns)
+    silver = silver_columns(table.source)
     if missing := [c for c in spec.equal if c not in table.key or c not in silver]:
         return [f"explain's column {missing[0]!r} is not both a key column and a silver column"]
     if (spec.window is None) == (spec.until is None):

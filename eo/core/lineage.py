@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from eo.core.declaration import GoldTable, recomputed
 from eo.core.gold import DECLARED
-from eo.core.tables import SILVER, TableDef
+from eo.core.tables import EVENT_ID, EVENT_TIME, SILVER, TableDef
 
 TIME = pa.timestamp("us", tz="UTC")
 EXPLAINED = {**{t.name: t.table for t in DECLARED.values()}, SILVER.name: SILVER}
@@ -102,8 +102,8 @@ def event_range(table: TableDef, key: dict[str, object], row: dict | None) -> Ev
         return EventRange(_days(start, until), {c: key[c] for c in spec.equal}, start, until)
     never = dt.datetime.min.replace(tzinfo=dt.UTC)
     if row is None:  # no such event: nothing to read
-        return EventRange((), {"event_id": key["event_id"]}, never, never)
-    return EventRange((row["event_date"],), {"event_id": key["event_id"]}, row["event_time"], row["event_time"])
+        return EventRange((), {EVENT_ID: key[EVENT_ID]}, never, never)
+    return EventRange((row["event_date"],), {EVENT_ID: key[EVENT_ID]}, row[EVENT_TIME], row[EVENT_TIME])
 
 
 def recompute(table: TableDef, key: dict[str, object], events: pa.Table) -> dict | None:

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from eo.core.sources import CLICKS, UNKNOWN_FIELDS
+from eo.core.sources import SELECTED, UNKNOWN_FIELDS
 
-EVENT_TYPES = CLICKS.by_name["event_type"].allowed  # declared in eo/core/sources/clicks.schema.json
+# The source this process serves (EO_SOURCE): silver's columns and key are its declaration's.
+SOURCE = SELECTED
+EVENT_ID = SOURCE.event_id  # silver's key: an event is known by it, within its source
+EVENT_TIME = SOURCE.event_time  # the time an interval rebuild and verification go by
+# A record's event id as the reading gives it beside the fields, whatever its source calls the field
+# (x-event-id): quarantine keeps it, verification's reconciliation and the first-copy state key on it.
+READ_ID = "event_id"
 SESSION_GAP_MINUTES = 30
 METRIC_WINDOW = "minute"  # the window of the table whose distinct users the sessions count
 # The stream counts a window's distinct users against the stored sessions within the gap of its
@@ -100,21 +106,23 @@ UNKNOWN_DDL = f"{UNKNOWN_FIELDS} ARRAY<STRING>"
 
 SILVER = TableDef(
     name="silver",
-    # The declared fields (eo/core/sources/clicks.schema.json), then where each record sat. A field
-    # added to the declaration is added to the stored table, nullable (eo/runtime/lake.py).
-    ddl=f"{CLICKS.silver_ddl}, {SOURCE_COLUMNS}, {UNKNOWN_DDL}",
+    # The declared fields (eo/core/sources/<source>.schema.json), then where each record sat. A
+    # field added to the declaration is added to the stored table, nullable (eo/runtime/lake.py).
+    ddl=f"{SOURCE.silver_ddl}, {SOURCE_COLUMNS}, {UNKNOWN_DDL}",
     # One row per event id across all history, whatever time its copies carry (a retry may
-    # re-stamp it): the stream's engine state remembers every id (streaming/plan.py).
-    key=(CLICKS.event_id,),
+    # re-stamp it): the stream's engine state remembers every id (streaming/plan.py). Each source
+    # has its own silver and its own state: equal ids in two sources are two events.
+    key=(EVENT_ID,),
     partition_by=("event_date",),
     # Only appended: a row, once in, never changes. It records the fields its declaration required
     # when the stream last started: a field made required later is refused (eo/core/evolution.py).
-    properties={**APPEND_ONLY, REQUIRED_PROPERTY: ",".join(CLICKS.required)},
-    zorder=("event_time",),
+    properties={**APPEND_ONLY, REQUIRED_PROPERTY: ",".join(SOURCE.required)},
+    zorder=(EVENT_TIME,),
     live=True,
-    declared_required=CLICKS.required,
+    declared_required=SOURCE.required,
 )
 
+# `event_id`: the record's event id where the reading could read it (its source's x-event-id field).
 QUARANTINE = TableDef(
     name="quarantine",
     ddl=f"{SOURCE_COLUMNS}, key STRING, raw_value STRING, reason STRING, event_id STRING, {UNKNOWN_DDL}",
@@ -127,11 +135,11 @@ QUARANTINE = TableDef(
 POISON_PREFIX = "poison:"
 
 # What the stream's engine state must remember after a reset (ops/reset.py): each event id
-# accepted, with the user tuple it counts in. Written once per reset, read once by the stream.
+# accepted. Written once per reset (whole, its schema too), read once by the stream.
 SEED = TableDef(
     name="seed",
-    ddl="event_id STRING, event_type STRING, event_time TIMESTAMP, user_id STRING, campaign_id STRING",
-    key=("event_id",),
+    ddl=f"{EVENT_ID} STRING, {EVENT_TIME} TIMESTAMP",
+    key=(EVENT_ID,),
 )
 
 # Records lost at the source that a person accepted (`python -m ops.source_gaps accept`): a row per

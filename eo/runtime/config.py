@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from eo.core.sources import CLICKS
+from eo.core.sources import CLICKS, SELECTED
 
 
 def _home() -> Path:
@@ -27,8 +27,24 @@ def _home() -> Path:
 
 REPO_ROOT = _home()
 NAMESPACES = ("main", "rebuild")
-# The streaming query: its checkpoint, its lease and its commits' app id are named after it.
-STREAM_QUERY = "events"
+# The streaming query of the source this process serves (EO_SOURCE, eo/core/sources): its
+# checkpoint, its lease and its commits' app id are named after it. The clickstream's keeps the
+# name it had before sources were declared, so its checkpoints and leases carry on; every other
+# source's query is named after the source.
+STREAM_QUERY = "events" if SELECTED is CLICKS else SELECTED.name
+# Where the served source's data lives: the clickstream's in the lake root and the reports root,
+# where it was before sources were declared; every other source's under a prefix of its own there
+# (`source_lake`, `source_reports`): its tables, gold and reference included, the lake's own records
+# (its origin, its rebuilt intervals) and its reports (verdicts, catch-ups, poison). Its grants
+# and lifecycle can then name it (terraform/).
+
+
+def source_prefix(source: str) -> str:
+    """The folder of a source's data under the lake and reports roots ("" for the clickstream)."""
+    return "" if source == CLICKS.name else f"/{source}"
+
+
+SOURCE_PREFIX = source_prefix(SELECTED.name)
 
 
 class ConfigError(ValueError):
@@ -73,7 +89,17 @@ class Settings:
         if namespace not in NAMESPACES:
             raise ConfigError(f"unknown namespace {namespace!r}; known: {NAMESPACES}")
         prefix = "" if namespace == "main" else "_rebuild/"
-        return f"{self.lake_root.rstrip('/')}/{prefix}{paths[name]}"
+        return f"{self.source_lake}/{prefix}{paths[name]}"
+
+    @property
+    def source_lake(self) -> str:
+        """The served source's folder of the lake (no trailing /): the lake root for the clickstream."""
+        return f"{self.lake_root.rstrip('/')}{SOURCE_PREFIX}"
+
+    @property
+    def source_reports(self) -> str:
+        """The served source's folder of the reports (no trailing /)."""
+        return f"{self.reports_root.rstrip('/')}{SOURCE_PREFIX}"
 
     def checkpoint_path(self, query: str) -> str:
         return f"{self.checkpoint_root.rstrip('/')}/{query}"
@@ -138,9 +164,12 @@ def load_settings(env: str | None = None, path: Path | None = None) -> Settings:
     values.pop("local_services", None)
     spark_conf = values.pop("spark", {})
     kafka_options = values.pop("kafka", {})
-    # The topic its source declares (eo/core/sources/clicks.schema.json x-topic), unless this
-    # environment or EO_TOPIC names another (the demo's own topic, a test's).
-    values.setdefault("topic", CLICKS.topic)
+    # The topic the served source declares (eo/core/sources/<source>.schema.json x-topic), unless
+    # this environment or EO_TOPIC names another (the demo's own topic, a test's). An environment's
+    # `topic` is the clickstream's: another source's topic is its declaration's, or EO_TOPIC.
+    if SELECTED is not CLICKS:
+        values["topic"] = SELECTED.topic
+    values.setdefault("topic", SELECTED.topic)
     for key in list(values):
         override = os.environ.get(f"EO_{key.upper()}")
         if override is not None:

@@ -18,7 +18,7 @@ from eo.runtime.storage import files_under
 
 
 def coverage_folder(settings: Settings) -> str:
-    return f"{settings.lake_root.rstrip('/')}/_rebuild/_rebuilt"
+    return f"{settings.source_lake}/_rebuild/_rebuilt"
 
 
 def record_rebuilt(settings: Settings, intervals: list[Interval] | None, started: dt.datetime) -> str:

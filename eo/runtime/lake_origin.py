@@ -22,7 +22,7 @@ NEW_LAKE = "`python -m streaming run --new-lake`"
 
 
 def folder(settings: Settings) -> str:
-    return f"{settings.lake_root.rstrip('/')}/_lake_origin"
+    return f"{settings.source_lake}/_lake_origin"
 
 
 def record(settings: Settings, how: str, by: str, offsets: dict[int, int], note: str = "") -> dict:

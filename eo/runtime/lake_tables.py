@@ -27,7 +27,7 @@ from eo.runtime.storage import files_under
 
 
 def folder(settings: Settings) -> str:
-    return f"{settings.lake_root.rstrip('/')}/_lake_tables"
+    return f"{settings.source_lake}/_lake_tables"
 
 
 def joined(settings: Settings) -> dict[str, int | None]:

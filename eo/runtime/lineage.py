@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.lineage import TIME, EventRange, ExplainError
-from eo.core.tables import INGEST_BATCH, SOURCE_KEY, TableDef
+from eo.core.tables import EVENT_ID, EVENT_TIME, INGEST_BATCH, SOURCE_KEY, TableDef
 from eo.runtime.cli import NotReady
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
@@ -143,8 +143,8 @@ def plain(table: pa.Table) -> pa.Table:
 
 
 def events(silver, silver_def: TableDef, span: EventRange) -> pa.Table:
-    found = rows(silver, silver_def, span.equal, span.dates, ("event_time", span.since, span.until))
-    return found.sort_by([("event_time", "ascending"), ("event_id", "ascending")])
+    found = rows(silver, silver_def, span.equal, span.dates, (EVENT_TIME, span.since, span.until))
+    return found.sort_by([(EVENT_TIME, "ascending"), (EVENT_ID, "ascending")])
 
 
 def in_bronze(bronze, coordinates: list[Coordinates]) -> set[Coordinates]:
@@ -172,7 +172,7 @@ def copies(bronze, event_ids: list[str]) -> dict[str, list[dict]]:
     wanted, found = set(event_ids), {}
     for record in hits.to_pylist():
         payload = _json(record["value"])
-        event_id = payload.get("event_id") if isinstance(payload, dict) else None
+        event_id = payload.get(EVENT_ID) if isinstance(payload, dict) else None
         if event_id in wanted:
             found.setdefault(event_id, []).append(
                 {
@@ -237,7 +237,7 @@ def refused(quarantine, names: dict[str, object], span: EventRange) -> dict[str,
     found: dict[str, list[dict]] = {"in_range": [], "unreadable": []}
     for record in scanned.filter(keep).to_pylist():
         payload = _json(record["raw_value"].encode() if record["raw_value"] else None)
-        when = _time(payload.get("event_time")) if isinstance(payload, dict) else None
+        when = _time(payload.get(EVENT_TIME)) if isinstance(payload, dict) else None
         if when is not None and not span.since <= when <= span.until:
             continue
         found["in_range" if when is not None else "unreadable"].append(

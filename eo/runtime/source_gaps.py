@@ -103,7 +103,7 @@ def current(settings: Settings) -> tuple[list[Gap], list[Gap]]:
 
 def refused_uri(settings: Settings) -> str:
     """Where the stream's last refusal for records lost at the source records what it named."""
-    return f"{settings.lake_root.rstrip('/')}/_stream/source_gaps_refused.json"
+    return f"{settings.source_lake}/_stream/source_gaps_refused.json"
 
 
 def write_refused(settings: Settings, gaps: list[Gap]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
+from eo.core.sources import SELECTED, SOURCE_VARIABLE
 from eo.runtime import job_log
 from eo.runtime.class_archive import java_options
 from eo.runtime.config import REPO_ROOT, Settings, machine_java_options
@@ -107,6 +108,8 @@ def session_conf(settings: Settings, conf: dict[str, str] | None = None, submitt
         merged["spark.master"] = settings.spark_master
         merged["spark.jars"] = ",".join(environment(settings).jars())
         merged.update(machine_executor_options())
+    # The executors' Python serves the driver's source: their tasks import its table definitions.
+    merged[f"spark.executorEnv.{SOURCE_VARIABLE}"] = SELECTED.name
     merged.update(settings.spark_conf)  # the environment's own (object store, log store)
     merged.update(conf or {})
     return merged

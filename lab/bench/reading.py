@@ -28,11 +28,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.reference import ad_rows, campaign_rows
-from eo.core.transforms.parse import FIELDS, Domains, classify, parse_events
+from eo.core.tables import SOURCE
+from eo.core.transforms.parse import Domains, classify, parse_events
 from lab.bench.synthetic import bronze_log
 
 LOG_START = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
-PLAIN_SCHEMA = ", ".join(f"{name} STRING" for name in FIELDS)
+PLAIN_SCHEMA = ", ".join(f"{name} STRING" for name in SOURCE.field_names)
 
 Reading = Callable[[DataFrame], DataFrame]
 

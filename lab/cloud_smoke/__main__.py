@@ -4,7 +4,8 @@ S3 server and its DynamoDB (moto) and a local Kafka, in the local-s3 environment
 1. the artifacts are built as for `terraform apply` (eo/cloud/artifacts.py) and put in the
    artifacts bucket; the job's Python is a venv of the job image's requirements (job_venv.py);
 2. the stream until caught up, a rebuild and a verify run from them, each in an empty folder
-   outside the repository with only what the job driver passes (runtime.py): all three must pass;
+   outside the repository with only what the job driver passes (runtime.py): all three must pass,
+   for each declared source (the clickstream, then orders: EO_SOURCE in the job driver);
 3. guard: while a shipped stream holds the lease, a shipped `rebuild --target main` and a shipped
    reset (each in a folder of its own: another machine) must refuse, and take no epoch; once the
    stream has stopped, the rebuild into main must pass;
@@ -44,8 +45,9 @@ from eo.cloud.artifacts import (
     outputs_archive,
 )
 from eo.cloud.emr_serverless import spark_submit
+from eo.core.sources import CLICKS, DECLARED
 from eo.runtime.cli import NOT_READY, guarded
-from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings
+from eo.runtime.config import REPO_ROOT, STREAM_QUERY, Settings, load_settings, source_prefix
 from eo.runtime.environment import environment
 from eo.runtime.kafka_admin import delete_topic, ensure_topic
 from eo.runtime.tf_outputs import read_outputs
@@ -56,8 +58,8 @@ from lab.cloud_smoke.commit_race import passed as race_passed
 from lab.cloud_smoke.commit_race import race
 from lab.cloud_smoke.job_venv import job_venv
 from lab.cloud_smoke.runtime import SHIPPED_JARS, LocalRuntime, runtime_env
-from producer.generator import ClickstreamGenerator
 from producer.publish import publish
+from producer.sources import generator_for
 
 REPORTS = REPO_ROOT / "reports" / "cloud-smoke"
 ENV = "local-s3"
@@ -90,11 +92,11 @@ class Smoke:
         self.shipped_jars = [f"s3://{self.bucket}/{artifact_key('jars', j)}" for j in jars]
         return 1 + len(keys)
 
-    def driver(self, script: str, args: list[str]) -> dict:
+    def driver(self, script: str, args: list[str], source: str = CLICKS.name) -> dict:
         """The job driver eo/cloud/emr_serverless.py makes, from the uploaded manifest's keys, but for
-        the runtime's own release jars."""
+        the runtime's own release jars; its job serves `source`."""
         application = uploaded_application(self.bucket, self.s3)
-        conf = application_conf(self.settings, self.bucket, application)
+        conf = application_conf(self.settings, self.bucket, application, source=source)
         delta = next(j for j in self.runtime.release_jars() if Path(j).name.startswith("delta-spark"))
         conf["spark.submit.pyFiles"] += f",{delta}"
         submit = spark_submit(
@@ -102,9 +104,9 @@ class Smoke:
         )
         return submit["sparkSubmit"]
 
-    def job(self, name: str, script: str, args: list[str]) -> int:
+    def job(self, name: str, script: str, args: list[str], source: str = CLICKS.name) -> int:
         began = time.monotonic()
-        code = self.runtime.run(self.driver(script, args), self.folders / name, self.logs / f"{name}.log")
+        code = self.runtime.run(self.driver(script, args, source), self.folders / name, self.logs / f"{name}.log")
         print(f"   {script} {' '.join(args)}: exit {code} in {time.monotonic() - began:.0f} s ({self.logs / name}.log)")
         return code
 
@@ -116,9 +118,9 @@ class Smoke:
         return code == NOT_READY and REFUSAL in (self.logs / f"{name}.log").read_text()
 
 
-def verdict(folder: Path) -> dict:
+def verdict(folder: Path, source: str = CLICKS.name) -> dict:
     """What the shipped verify concluded, from its job folder (local-s3 keeps reports on disk)."""
-    path = folder / HOME_ALIAS / "reports" / "verify" / "latest.json"
+    path = folder / HOME_ALIAS / f"reports{source_prefix(source)}" / "verify" / "latest.json"
     if not path.exists():
         return {"missing": str(path)}
     found = json.loads(path.read_text())
@@ -126,8 +128,30 @@ def verdict(folder: Path) -> dict:
     return {"passed": found.get("passed"), **{k: reconciliation.get(k) for k in ("no_loss", "acked", "lost")}}
 
 
-def bronze_rows(settings: Settings) -> int:
-    return environment(settings).table("bronze").refresh().to_pyarrow_dataset().count_rows()
+def bronze_rows(settings: Settings, source: str = CLICKS.name) -> int:
+    """Rows of a source's bronze (delta-rs, at the path its jobs write: under the source's prefix)."""
+    lake = settings.with_overrides(lake_root=f"{settings.lake_root.rstrip('/')}{source_prefix(source)}")
+    return environment(lake).table("bronze").refresh().to_pyarrow_dataset().count_rows()
+
+
+def source_jobs(smoke: Smoke, settings: Settings, source: str, events: int, run: str) -> dict:
+    """A source's records produced to its topic, then its shipped stream, rebuild and verify: each
+    passed (the stream when bronze holds every acknowledged record; verify with no loss)."""
+    topic = settings.with_overrides(topic=DECLARED[source].topic)
+    delete_topic(topic)
+    ensure_topic(topic)
+    generator = generator_for(source).make(seed=11, total_events=events)
+    stats = publish(generator.messages(), topic, environment(settings).ack_log(f"cloud-smoke-{source}-{run}.csv"))
+    named = "" if source == CLICKS.name else f"{source}-"
+    stream_ok = smoke.job(f"{named}stream", "jobs/stream.py", ["run", "--until-caught-up"], source) == 0
+    landed = bronze_rows(settings, source) if stream_ok else 0
+    passed = {"stream": stream_ok and landed == stats.acked}
+    passed["rebuild"] = smoke.job(f"{named}rebuild", "jobs/rebuild.py", [], source) == 0
+    verified = smoke.job(f"{named}verify", "jobs/verify.py", [], source) == 0
+    found = verdict(smoke.folders / f"{named}verify", source)
+    # Passed only with the no-loss check done: the acks the producer left on object storage.
+    passed["verify"] = verified and found.get("no_loss") == "passed"
+    return {"bronze_rows": landed, "acked": stats.acked, "verify": found, "passed": passed}
 
 
 def wait_for_hold(settings: Settings, stream: subprocess.Popen, timeout: float = 240) -> bool:
@@ -182,29 +206,28 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for root in (settings.lake_root, settings.checkpoint_root):
             environment(settings).lake_files.delete_tree(root)
-        delete_topic(settings)
-        ensure_topic(settings)
         t = step("the job image's Python environment")
         runtime = LocalRuntime(job_venv(), server.client("s3"), {**runtime_env(), **aws_stand_in(settings)})
         report["seconds"]["job_venv"] = round(time.monotonic() - t)
         folders = Path(tempfile.mkdtemp(prefix="eo-cloud-smoke-"))  # outside the repository
         smoke = Smoke(settings, server.client("s3"), runtime, logs, folders)
         t = step(f"ship: {smoke.ship()} artifacts to s3://{smoke.bucket}/")
-        t = step(f"produce {args.events:,} events to {settings.topic}")
-        generator = ClickstreamGenerator(seed=11, total_events=args.events)
-        stats = publish(generator.messages(), settings, environment(settings).ack_log(f"cloud-smoke-{run}.csv"))
-        t = step("the shipped jobs, each in an empty folder with only what its job driver passes")
-        stream_ok = smoke.job("stream", "jobs/stream.py", ["run", "--until-caught-up"]) == 0
-        landed = bronze_rows(settings) if stream_ok else 0
-        report["bronze_rows"], report["acked"] = landed, stats.acked
-        artifact = {"stream": stream_ok and landed == stats.acked}
-        artifact["rebuild"] = smoke.job("rebuild", "jobs/rebuild.py", []) == 0
-        verified = smoke.job("verify", "jobs/verify.py", []) == 0
-        report["verify"] = verdict(folders / "verify")
-        # Passed only with the no-loss check done: the acks the producer left on object storage.
-        artifact["verify"] = verified and report["verify"].get("no_loss") == "passed"
+        artifact: dict[str, bool] = {}
+        for source in DECLARED:
+            events = args.events if source == CLICKS.name else max(1, args.events // 5)
+            t = step(f"{source}: produce {events:,} records, then its shipped jobs, each in an empty folder")
+            found = source_jobs(smoke, settings, source, events, run)
+            report.setdefault("sources", {})[source] = {k: v for k, v in found.items() if k != "passed"}
+            named = "" if source == CLICKS.name else f"{source}_"
+            artifact.update({f"{named}{k}": ok for k, ok in found["passed"].items()})
+            report["seconds"][f"{named}jobs"] = round(time.monotonic() - t)
+        clicks = report["sources"][CLICKS.name]
+        report["bronze_rows"], report["acked"], report["verify"] = (
+            clicks["bronze_rows"],
+            clicks["acked"],
+            clicks["verify"],
+        )
         report["artifact"] = {k: "passed" if ok else "failed" for k, ok in artifact.items()}
-        report["seconds"]["jobs"] = round(time.monotonic() - t)
         t = step("guard: a shipped stream holds the lease; a rebuild --target main and a reset elsewhere")
         report["guard"] = guard(smoke, settings)
         report["seconds"]["guard"] = round(time.monotonic() - t)

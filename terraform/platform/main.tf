@@ -21,6 +21,9 @@ locals {
   source_files = fileset("${local.repo_root}/eo/core/sources", "*.schema.json")
   sources      = { for f in local.source_files : trimsuffix(f, ".schema.json") => jsondecode(file("${local.repo_root}/eo/core/sources/${f}")) }
   kafka_topics = sort(distinct([for source in values(local.sources) : source["x-topic"]]))
+  # Each source's folder of the lake and of the reports: the clickstream's the roots themselves,
+  # every other source's a prefix of its own (eo/runtime/config.py source_prefix).
+  source_prefixes = sort([for name in keys(local.sources) : name == "clicks" ? "" : "${name}/"])
   # The manifests `make artifacts` writes: which jars, code, conf and entry points are current.
   artifact_manifests = ["jars/manifest.json", "manifests/application.json"]
 }
@@ -40,6 +43,7 @@ module "storage" {
   checkpoint_bucket_name   = var.checkpoint_bucket_name
   artifacts_bucket_name    = var.artifacts_bucket_name
   access_log_bucket_name   = var.access_log_bucket_name
+  quarantine_prefixes      = [for prefix in local.source_prefixes : "lake/${prefix}silver/quarantine/"]
   force_destroy            = var.force_destroy
   tags                     = var.tags
 }
@@ -83,6 +87,7 @@ module "iam" {
   kafka_topic_arn_prefix   = module.kafka.topic_arn_prefix
   kafka_group_arn_prefix   = module.kafka.group_arn_prefix
   kafka_topics             = local.kafka_topics
+  source_prefixes          = local.source_prefixes
   airflow_environment_name = local.airflow_environment_name
   airflow_ui_allowed_cidrs = var.airflow_ui_allowed_cidrs
   tags                     = var.tags

@@ -37,7 +37,7 @@ from eo.cloud.iam_actions import (
     resource,
 )
 from eo.core.sources import DECLARED
-from eo.runtime.config import REPO_ROOT
+from eo.runtime.config import REPO_ROOT, source_prefix
 
 pytestmark = pytest.mark.unit
 
@@ -71,18 +71,28 @@ def locals_() -> dict:
     return {k: v for k, v in terraform()["locals"][0].items() if not k.startswith("__")}
 
 
-# A local that lists one ARN per topic: [for topic in var.kafka_topics : "<prefix>/${topic}"].
-PER_TOPIC = re.compile(r'\$\{\[for (\w+) in var\.kafka_topics : "(.*)"\]\}')
+# A list with one item per declared source: [for topic in var.kafka_topics : "<prefix>/${topic}"],
+# [for prefix in var.source_prefixes : ".../${prefix}_stream/*"].
+PER_SOURCE = re.compile(r'\$\{\[for (\w+) in var\.(kafka_topics|source_prefixes) : "(.*)"\]\}')
+
+
+def _source_item(variable: str, name: str) -> str:
+    """What terraform/platform/main.tf passes for a declared source: its topic, or its folder ("" or
+    "<source>/")."""
+    if variable == "kafka_topics":
+        return DECLARED[name].topic
+    folder = source_prefix(name).removeprefix("/")
+    return f"{folder}/" if folder else ""
 
 
 def render(value, names: dict):
     """A jsonencode value: quotes off, ${local.x} replaced by the local (a literal one; region and
-    account stay as they are written); a list over var.kafka_topics, one item per declared topic
-    (what terraform/platform/main.tf passes)."""
-    per_topic = PER_TOPIC.fullmatch(value) if isinstance(value, str) else None
-    if per_topic:
-        name = "${" + per_topic[1] + "}"
-        return [per_topic[2].replace(name, source.topic) for source in DECLARED.values()]
+    account stay as they are written); a list over var.kafka_topics or var.source_prefixes, one
+    item per declared source (what terraform/platform/main.tf passes)."""
+    per_source = PER_SOURCE.fullmatch(value) if isinstance(value, str) else None
+    if per_source:
+        name = "${" + per_source[1] + "}"
+        return [per_source[3].replace(name, _source_item(per_source[2], s)) for s in DECLARED]
     if isinstance(value, list):
         return [item for v in value for item in (lambda r: r if isinstance(r, list) else [r])(render(v, names))]
     whole = re.fullmatch(r"\$\{local\.(\w+)\}", value)

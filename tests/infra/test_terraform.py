@@ -285,9 +285,13 @@ def test_lifecycle_prefixes_point_at_the_quarantine_table_and_the_reports():
     storage = blocks(TF / "modules" / "storage", "variable")
     settings = load_settings_with_outputs("aws")
     lake = f"s3a://{tfvars()['lake_bucket_name']}/"
-    assert settings.table_path("quarantine").removeprefix(lake) + "/" == unquote(
-        storage["quarantine_prefix"]["default"]
+    defaults = [unquote(prefix) for prefix in storage["quarantine_prefixes"]["default"]]
+    assert [settings.table_path("quarantine").removeprefix(lake) + "/"] == defaults
+    platform = (TF / "platform" / "main.tf").read_text()  # each source's: lake/<source>/silver/quarantine/
+    assert 'quarantine_prefixes      = [for prefix in local.source_prefixes : "lake/${prefix}silver/quarantine/"]' in (
+        platform
     )
+    assert 'name == "clicks" ? "" : "${name}/"' in platform  # eo/runtime/config.py source_prefix
     assert settings.reports_root.removeprefix(lake) + "/" == unquote(storage["reports_prefix"]["default"])
 
 
@@ -310,7 +314,7 @@ def test_airflow_may_supervise_the_stream_job_run_and_read_its_progress():
         assert f'"emr-serverless:{action}"' in airflow, action
     assert EmrStreamService.NAME == "eo-stream"
     assert '"${var.checkpoint_bucket_arn}/checkpoints/*"' in airflow
-    assert '"${var.lake_bucket_arn}/lake/_stream/*"' in airflow  # the seed table (conf/platform.toml)
+    assert '"${var.lake_bucket_arn}/lake/${prefix}_stream/*"' in airflow  # each source's seed table
 
 
 def test_airflow_may_watch_and_cancel_the_job_runs_it_starts():

@@ -20,8 +20,9 @@ from tests.conftest import TEST_KAFKA_PORT
 pytestmark = pytest.mark.integration
 
 
-def processes_of(topic: str) -> list[int]:
-    """The processes run for the demo of `topic` (their environment names it), the demo's own included."""
+def processes_of(prefix: str) -> list[int]:
+    """The processes run for the demo of topics `prefix`-* (their environment names one), the demo's own
+    included."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -30,7 +31,7 @@ def processes_of(topic: str) -> list[int]:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if f"EO_TOPIC={topic}".encode() in environ.split(b"\0"):
+        if any(v.startswith(f"EO_TOPIC={prefix}-".encode()) for v in environ.split(b"\0")):
             found.append(int(entry.name))
     return found
 
@@ -47,16 +48,15 @@ def wait_for(condition, seconds: float) -> bool:
 def test_a_sigterm_while_the_demo_streams_stops_its_stream_and_its_broker(tmp_path):
     port = TEST_KAFKA_PORT + 2  # a broker of its own (the suite's listens on TEST_KAFKA_PORT, +1)
     broker = Broker.default(port=port, home=tmp_path / "kafka")
-    topic = f"demo-{uuid.uuid4().hex[:8]}"
+    topic = f"demo-{uuid.uuid4().hex[:8]}"  # each source's topic starts with it
     env = {k: v for k, v in os.environ.items() if not k.startswith("EO_")}
     env |= {
         "PYTHONPATH": str(REPO_ROOT),
         "EO_KAFKA_BOOTSTRAP": broker.bootstrap,
         "EO_REPORTS_ROOT": str(tmp_path / "reports"),
         "EO_LOG_DIR": str(tmp_path / "logs"),
-        "EO_TOPIC": topic,  # the demo's own, and the mark of its processes
     }
-    args = ["--events", "3000", "--topic", topic, "--workdir", str(tmp_path / "demo")]
+    args = ["--events", "3000", "--topic-prefix", topic, "--workdir", str(tmp_path / "demo")]
     demo = subprocess.Popen(
         [sys.executable, "-c", _DEMO.format(home=str(tmp_path / "kafka"), port=port), *args],
         cwd=REPO_ROOT,

@@ -10,10 +10,13 @@ from collections import Counter
 import pytest
 
 from eo.core.reference import ad_ids, ad_rows, campaign_ids
+from eo.core.sources import CLICKS
 from eo.core.tables import RECORD_DDL
-from eo.core.transforms.parse import FIELDS, REQUIRED_FIELDS, Domains, classify, parse_events
+from eo.core.transforms.parse import Domains, classify, parse_events
 from tests.corpus import POISON_MARKER, VALID, load_corpus
 from tests.helpers import PRODUCED_AT
+
+FIELDS, REQUIRED_FIELDS = CLICKS.field_names, CLICKS.required
 
 pytestmark = pytest.mark.unit
 

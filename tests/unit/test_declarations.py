@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from eo.core.declaration import Additive, DeclarationRefused, Domain, Explain, GoldTable, Sessions
-from eo.core.gold import DECLARED, checked, discovered
+from eo.core.gold import DECLARED, EVERY, checked, discovered
 from eo.core.tables import ALL, GOLD, LIVE
 
 pytestmark = pytest.mark.unit
@@ -51,6 +51,8 @@ def refusal(**changed) -> str:
         ({"explain": Explain(equal=("ad_id",), until="window_start")}, "an additive table's explain needs its window"),
         ({"explain": Explain(equal=("user_id",), window=HOUR)}, "explain's column 'user_id' is not both"),
         ({"name": "Bad Name"}, "a name of lower-case letters"),
+        ({"source": "nope"}, "source 'nope' is not declared"),
+        ({"source": "orders"}, "explain's column 'ad_id' is not both a key column and a silver column"),  # orders'
     ],
 )
 def test_a_declaration_lacking_what_the_platform_needs_is_refused_in_one_line(changed, said):
@@ -97,8 +99,8 @@ PRODUCT = ("eo", "streaming", "batch", "ops", "producer", "lab", "dags", "plugin
 
 
 def _declaring_files() -> set[Path]:
-    files = {REPO / "eo" / "core" / "gold" / f"{name}.py" for name in DECLARED}
-    for declared in DECLARED.values():
+    files = {REPO / "eo" / "core" / "gold" / f"{name}.py" for name in EVERY}
+    for declared in EVERY.values():
         for function in (declared.transform, declared.rebuild):
             if function is not None:
                 files.add(Path(function.__code__.co_filename).resolve())
@@ -119,7 +121,7 @@ def _code_words(path: Path) -> str:
 
 
 def test_no_module_outside_a_declaration_names_a_gold_table():
-    names = re.compile(r"\b(" + "|".join(n for name in DECLARED for n in (name, name.upper())) + r")\b")
+    names = re.compile(r"\b(" + "|".join(n for name in EVERY for n in (name, name.upper())) + r")\b")
     declaring = _declaring_files()
     naming = [
         f"{path.relative_to(REPO)}: {sorted(set(names.findall(words)))}"

@@ -176,6 +176,7 @@ def test_the_runtime_stand_in_gives_the_job_only_what_its_driver_names(tmp_path)
     assert env == {
         "JAVA_HOME": "/jvm",
         "EO_ENV": "local",
+        "EO_SOURCE": "clicks",  # the source the caller serves
         "EO_HOME": artifacts.HOME_ALIAS,
         "EO_TF_OUTPUTS": f"{artifacts.OUTPUTS_ALIAS}/{artifacts.OUTPUTS_MEMBER}",
         "PYSPARK_PYTHON": python,

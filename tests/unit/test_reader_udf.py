@@ -7,10 +7,13 @@ from decimal import Decimal
 
 import pytest
 
-from eo.core.tables import EVENT_TYPES, RECORD_DDL
-from eo.core.transforms.parse import READER_FUNCTION, parse_events
+from eo.core.sources import CLICKS
+from eo.core.tables import RECORD_DDL
+from eo.core.transforms.parse import parse_events, reader_function
 from eo.runtime.jars import MissingJarsError, jar_paths
 from tests.helpers import PRODUCED_AT, bronze_frame, event, records
+
+EVENT_TYPES = CLICKS.by_name["event_type"].allowed
 
 pytestmark = pytest.mark.unit
 
@@ -132,10 +135,10 @@ def test_the_reading_has_the_typed_columns(spark):
 
 def test_every_session_registers_the_function_once(spark):
     other = spark.newSession()  # a stream's batches run in a session of their own, functions too
-    assert not other.catalog.functionExists(READER_FUNCTION)
+    assert not other.catalog.functionExists(reader_function())
     first = parse_events(bronze_frame(other, records([EVENT])))
     again = parse_events(bronze_frame(other, records([EVENT])))
-    assert other.catalog.functionExists(READER_FUNCTION)
+    assert other.catalog.functionExists(reader_function())
     assert [r.reason for r in first.unionByName(again).collect()] == [None, None]
 
 

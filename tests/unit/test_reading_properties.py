@@ -17,12 +17,16 @@ from hypothesis import strategies as st
 from batch.rebuild import classify_log, rebuild
 from eo.core.quality.reconcile import account_for_acks
 from eo.core.reference import ad_ids, campaign_ids
-from eo.core.tables import EVENT_TYPES, QUARANTINE, SILVER, SOURCE_KEY
-from eo.core.transforms.parse import FIELDS, ID_PATTERN
+from eo.core.sources import CLICKS, ID_PATTERN
+from eo.core.tables import QUARANTINE, SILVER, SOURCE_KEY
 from eo.runtime import lake
 from eo.runtime.reading import classify_records
 from tests.conftest import lake_settings
 from tests.helpers import PRODUCED_AT, bronze_frame, prepare_lake, records, sorted_rows, stream
+
+FIELDS = CLICKS.field_names
+
+EVENT_TYPES = CLICKS.by_name["event_type"].allowed
 
 pytestmark = pytest.mark.unit
 

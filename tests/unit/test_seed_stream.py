@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 
 def _seed_rows(spark, settings, ids: list[str]) -> None:
     when = dt.datetime(2026, 11, 29, 12)
-    rows = [(i, "click", when, "u1", "c1") for i in ids]
+    rows = [(i, when) for i in ids]  # an event id and its time
     spark.createDataFrame(rows, SEED.ddl).write.format("delta").mode("append").save(settings.table_path(SEED.name))
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from pyspark.errors import IllegalArgumentException
 
-from eo.core.sources import CLICKS, DECLARED, SourceRefused, parse
+from eo.core.sources import CLICKS, DECLARED, SOURCE_VARIABLE, SourceRefused, parse, selected_name
 from eo.core.tables import SILVER
 from eo.core.transforms.parse import parse_events, register_reader
 from tests.helpers import bronze_frame, records
@@ -54,7 +54,7 @@ def test_the_clicks_declaration_gives_silvers_columns_and_key():
     assert CLICKS.keeps_unknown
 
 
-@pytest.mark.parametrize("text", [CLICKS.text, declared()])
+@pytest.mark.parametrize("text", [CLICKS.text, DECLARED["orders"].text, declared()])
 def test_the_jvm_and_python_read_a_declaration_alike(spark, text):
     assert spark._jvm.io.effectivelyonce.reader.ReadEvent.readingDdl(text) == parse(text).reading_ddl
 
@@ -87,6 +87,8 @@ def test_what_the_reading_does_not_know_is_refused_by_both_sides_in_one_line(spa
         ({"x-event-time": "order_id"}, "x-event-time must name a required date-time field"),
         ({"title": "Orders"}, "title is 'Orders'"),
         ({"x-topic": "orders,clicks"}, "x-topic must be one Kafka topic name"),
+        ({"x-catalogue": {"campaign": "currency"}}, "x-catalogue names"),
+        ({"x-catalogue": {"campaign": "currency", "ad": "nope"}}, "x-catalogue names"),
     ],
 )
 def test_the_python_side_refuses_a_declaration_the_platform_cannot_carry(changes, named):
@@ -155,3 +157,37 @@ def test_the_environments_topic_is_the_declared_one_unless_it_names_another(monk
     assert load_settings("local").topic == CLICKS.topic
     monkeypatch.setenv("EO_TOPIC", "demo-clickstream")
     assert load_settings("local").topic == "demo-clickstream"
+
+
+def test_the_declared_sources_are_the_clickstream_and_orders_each_with_its_own_topic_key_and_policy():
+    orders = DECLARED["orders"]
+    assert sorted(DECLARED) == ["clicks", "orders"]
+    assert (orders.topic, orders.event_id, orders.event_time) == ("orders", "order_id", "event_time")
+    assert orders.field_names == ("order_id", "user_id", "amount", "currency", "event_time")
+    assert orders.by_name["amount"].sql_type == "DECIMAL(18,2)" and not orders.keeps_unknown
+    assert CLICKS.catalogue == ("campaign_id", "ad_id") and orders.catalogue is None
+    assert len({s.topic for s in DECLARED.values()}) == len(DECLARED)  # one topic, one source
+
+
+def test_a_process_serves_the_source_eo_source_names_and_an_unknown_one_is_refused_in_one_line(monkeypatch):
+    monkeypatch.delenv(SOURCE_VARIABLE, raising=False)
+    assert selected_name() == "clicks"
+    monkeypatch.setenv(SOURCE_VARIABLE, "orders")
+    assert selected_name() == "orders"
+    monkeypatch.setenv(SOURCE_VARIABLE, "order")
+    with pytest.raises(SourceRefused, match=r"^EO_SOURCE=order: no such source; declared: clicks, orders") as refused:
+        selected_name()
+    assert "\n" not in str(refused.value)
+
+
+def test_each_gold_table_names_its_source_and_a_process_carries_its_sources_tables_only():
+    from eo.core.gold import DECLARED as GOLD_DECLARED
+    from eo.core.gold import EVERY
+    from eo.runtime.config import source_prefix
+
+    assert {name: t.source for name, t in EVERY.items()} == {
+        "ad_hour_revenue": "clicks", "campaign_minute_metrics": "clicks", "currency_hour_revenue": "orders",
+        "user_sessions": "clicks",
+    }  # fmt: skip
+    assert sorted(GOLD_DECLARED) == ["ad_hour_revenue", "campaign_minute_metrics", "user_sessions"]  # clicks'
+    assert source_prefix("clicks") == "" and source_prefix("orders") == "/orders"

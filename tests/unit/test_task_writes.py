@@ -15,7 +15,7 @@ from batch.rebuild import rebuild
 from eo.core.tables import BRONZE, CAMPAIGN_MINUTE_METRICS, QUARANTINE, SILVER, USER_SESSIONS
 from eo.runtime.hooks import Hooks, install
 from tests.conftest import lake_settings
-from tests.helpers import BASE, event, micro_batch, prepare_lake, records, sorted_rows, stream
+from tests.helpers import BASE, CrashOnce, event, micro_batch, prepare_lake, records, sorted_rows, stream
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]
 
@@ -25,18 +25,6 @@ PAYLOADS = [
     event("a", 0, user="u1"),  # a copy
     "{broken",
 ]
-
-
-class CrashOnce(Hooks):
-    """The driver dies at `where`, once: what a kill there leaves behind, in this process."""
-
-    def __init__(self, where: str) -> None:
-        self.where, self.fired = where, False
-
-    def point(self, name: str) -> None:
-        if name == self.where and not self.fired:
-            self.fired = True
-            raise RuntimeError(f"crash at {name}")
 
 
 FIRST_USERS = [event("a", 0, user="u1")]

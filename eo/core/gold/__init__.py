@@ -2,7 +2,8 @@
 
 Adding a gold table is adding a module here (docs/extending.md); nothing else names it. The
 stream, the rebuild, verification, explain, maintenance, the DAGs and the fault lab iterate
-`DECLARED` (through eo/core/tables.py's GOLD, ALL and LIVE for what only needs the tables).
+`DECLARED` (through eo/core/tables.py's GOLD, ALL and LIVE for what only needs the tables):
+the tables of the source this process serves (EO_SOURCE); `EVERY` holds every source's.
 Loading refuses, in one line naming the table and what is wrong, a module without a declaration
 and a set of declarations the platform cannot carry together (eo/core/declaration.py for each
 one's own).
@@ -14,7 +15,8 @@ import importlib
 import pkgutil
 
 from eo.core.declaration import Additive, DeclarationRefused, GoldTable, Sessions
-from eo.core.tables import BASE
+from eo.core.sources import DECLARED as SOURCES
+from eo.core.tables import BASE, SOURCE
 
 
 def discovered(paths, package: str) -> dict[str, GoldTable]:
@@ -29,11 +31,13 @@ def discovered(paths, package: str) -> dict[str, GoldTable]:
                 f"gold table {declared.name!r} refused: declared in {module}.py, not {declared.name}.py"
             )
         found[declared.name] = declared
-    return checked(found)
+    for source in SOURCES:
+        checked({name: t for name, t in found.items() if t.source == source})
+    return found
 
 
 def checked(tables: dict[str, GoldTable]) -> dict[str, GoldTable]:
-    """`tables` if the platform can carry them together, else DeclarationRefused."""
+    """`tables` (one source's) if the platform can carry them together, else DeclarationRefused."""
     for name in tables:
         if name in BASE:
             raise DeclarationRefused(f"gold table {name!r} refused: the name of a platform table")
@@ -50,7 +54,9 @@ def checked(tables: dict[str, GoldTable]) -> dict[str, GoldTable]:
     return tables
 
 
-DECLARED: dict[str, GoldTable] = discovered(__path__, __name__)
+EVERY: dict[str, GoldTable] = discovered(__path__, __name__)
+# The tables of the source this process serves: its stream, rebuild and verification carry these.
+DECLARED: dict[str, GoldTable] = {name: t for name, t in EVERY.items() if t.source == SOURCE.name}
 
 
 def sessions_table() -> GoldTable | None:

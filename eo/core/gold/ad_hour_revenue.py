@@ -8,6 +8,7 @@ from eo.core.transforms.ad_hour_revenue import hour_revenue
 
 TABLE = GoldTable(
     name="ad_hour_revenue",
+    source="clicks",
     columns="ad_id STRING, window_start TIMESTAMP, window_date DATE, purchases BIGINT, revenue DECIMAL(18,2)",
     key=("ad_id", "window_start"),
     range_column="window_start",

@@ -4,11 +4,12 @@ distinct users and the revenue (purchases' prices), exact however late an event 
 import datetime as dt
 
 from eo.core.declaration import Additive, Domain, Explain, GoldTable
-from eo.core.tables import EVENT_TYPES
+from eo.core.sources import DECLARED
 from eo.core.transforms.metrics import COLUMNS, METRIC_KEY, NAME, batch_metrics, campaign_minute_metrics
 
 TABLE = GoldTable(
     name=NAME,
+    source="clicks",
     columns=COLUMNS,
     key=tuple(METRIC_KEY),
     range_column="window_start",
@@ -18,7 +19,7 @@ TABLE = GoldTable(
     # sessions' metric_keys (eo/core/transforms/sessions.py `new_user_tuples`).
     merge=Additive(values=("events", "distinct_users", "revenue"), distinct_users="distinct_users"),
     domain=Domain(
-        in_set={"event_type": EVENT_TYPES},
+        in_set={"event_type": DECLARED["clicks"].by_name["event_type"].allowed},
         minimum={"events": 1, "distinct_users": 1, "revenue": 0},
         at_least=(("events", "distinct_users"),),
     ),

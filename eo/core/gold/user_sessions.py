@@ -8,6 +8,7 @@ from eo.core.transforms.sessions import COLUMNS, GAP, NAME, SESSION_KEY, session
 
 TABLE = GoldTable(
     name=NAME,
+    source="clicks",
     columns=COLUMNS,
     key=tuple(SESSION_KEY),
     range_column="session_start",  # a session is rebuilt whole, in the interval it starts in

@@ -8,8 +8,7 @@ import great_expectations.expectations as gxe
 
 from eo.core.declaration import GoldTable
 from eo.core.quality.diff import BATCH, STREAM
-from eo.core.sources import CLICKS
-from eo.core.tables import SILVER
+from eo.core.tables import SILVER, SOURCE
 
 
 def _unique(key: Sequence[str]):
@@ -72,7 +71,7 @@ def counts_reconcile() -> list:
 def silver() -> list:
     """Silver's domain, from its source's declaration (eo/core/sources/): its key unique, every
     required field never null, each field within its allowed values and its least value."""
-    fields = CLICKS.fields
+    fields = SOURCE.fields
     return [
         _unique(list(SILVER.key)),
         *_not_null([f.name for f in fields if f.required]),

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from eo.core.intervals import Interval, predicate
 from eo.core.source_gaps import Gap
-from eo.core.tables import INGEST_BATCH, POISON_PREFIX, SOURCE_KEY
+from eo.core.tables import EVENT_ID, EVENT_TIME, INGEST_BATCH, POISON_PREFIX, READ_ID, SOURCE_KEY
 from eo.core.transforms.dedup import first_copy_order
 
 ACK_SCHEMA = "topic STRING, partition INT, offset BIGINT, kind STRING"
@@ -77,15 +77,15 @@ def account_for_acks(
 
     `classified`: bronze as the shared reading classifies it."""
     key = list(SOURCE_KEY)
-    time = F.col("event_time") if "event_time" in classified.columns else F.lit(None).cast("timestamp")
-    in_bronze = classified.select(*key, "event_id", time.alias("event_time"), F.lit(True).alias("_bronze"))
+    time = F.col(EVENT_TIME) if EVENT_TIME in classified.columns else F.lit(None).cast("timestamp")
+    in_bronze = classified.select(*key, READ_ID, time.alias("event_time"), F.lit(True).alias("_bronze"))
     read_up_to = classified.groupBy(*key[:2]).agg(F.max("kafka_offset").alias("_read_up_to"))
-    in_silver = silver.select("event_id", F.lit(True).alias("_silver")).distinct()
+    in_silver = silver.select(F.col(EVENT_ID).alias(READ_ID), F.lit(True).alias("_silver")).distinct()
     in_quarantine = quarantine.select(*key, F.lit(True).alias("_quarantine"))
     found = (
         acks.join(in_bronze, on=key, how="left")
         .join(in_quarantine, on=key, how="left")
-        .join(in_silver, on="event_id", how="left")
+        .join(in_silver, on=READ_ID, how="left")
         .join(read_up_to, on=key[:2], how="left")
     )
     status = (
@@ -123,8 +123,9 @@ def record_fates(classified: DataFrame, quarantine: DataFrame, acks: DataFrame |
     (quarantine holds its coordinates), `poison` (quarantined as poison) and `acked` (a producer's
     ack log names it; null without ack logs)."""
     key = list(SOURCE_KEY)
-    records = classified.select(*key, INGEST_BATCH, "event_id", "event_time", F.col("reason").isNull().alias("valid"))
-    order = Window.partitionBy("event_id", "valid").orderBy(*first_copy_order())  # valid copies only compete
+    time = F.col(EVENT_TIME).alias("event_time")
+    records = classified.select(*key, INGEST_BATCH, READ_ID, time, F.col("reason").isNull().alias("valid"))
+    order = Window.partitionBy(READ_ID, "valid").orderBy(*first_copy_order())  # valid copies only compete
     ranked = records.withColumn("first", F.when(F.col("valid"), F.row_number().over(order) == 1))
     held = quarantine.select(
         *key, F.lit(True).alias("quarantined"), F.col("reason").startswith(POISON_PREFIX).alias("_poison")

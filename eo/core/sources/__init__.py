@@ -3,7 +3,9 @@
 A declaration is a JSON Schema (draft 2020-12) of the records' top-level object, in the subset the
 strict reading knows, with these extensions: `x-topic` (the Kafka topic its records arrive on),
 `x-event-id` (the field an event is known by: silver's key), `x-event-time` (the field its time
-is read from, within [domains]) and, on a field, `x-present-when` (required when another field
+is read from, within [domains]), `x-catalogue` (optional: the fields checked against the
+platform's reference tables, {"campaign": f, "ad": g}: f a known campaign, g one of its ads) and,
+on a field, `x-present-when` (required when another field
 has a value, absent otherwise) and `x-sql-type` (a decimal's precision and scale).
 `additionalProperties` says what a record with a key the declaration lacks becomes: true keeps it
 and counts the key (silver's `unknown_fields`), false quarantines it (`unknown_field:<key>`).
@@ -21,6 +23,7 @@ source and the keyword; a test holds their readings equal. No Spark here: Airflo
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,7 +35,7 @@ SUFFIX = ".schema.json"
 ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"  # the JVM checks it without a regex (Ids)
 TOP_KEYS = {
     "$schema", "$id", "title", "description", "type", "x-topic", "x-event-id", "x-event-time",
-    "additionalProperties", "required", "properties",
+    "x-catalogue", "additionalProperties", "required", "properties",
 }  # fmt: skip
 FIELD_KEYS = {"description", "type", "format", "pattern", "enum", "minimum", "x-sql-type", "x-present-when"}
 DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
@@ -76,6 +79,8 @@ class Source:
     event_id: str
     event_time: str
     keeps_unknown: bool
+    # (campaign field, ad field) checked against the reference tables, or None (no such check).
+    catalogue: tuple[str, str] | None = None
 
     @cached_property
     def by_name(self) -> dict[str, SourceField]:
@@ -152,6 +157,14 @@ def _field(source: str, name: str, spec: dict, required: bool, names: list[str])
     )
 
 
+def _catalogue(source: str, spec: object, names: list[str]) -> tuple[str, str] | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or set(spec) != {"campaign", "ad"} or not set(spec.values()) <= set(names):
+        raise _refused(source, 'x-catalogue names {"campaign": <field>, "ad": <field>}, both declared')
+    return spec["campaign"], spec["ad"]
+
+
 def parse(text: str, expected_name: str | None = None) -> Source:
     """A declaration's text, read; SourceRefused naming what it cannot read."""
     try:
@@ -183,6 +196,7 @@ def parse(text: str, expected_name: str | None = None) -> Source:
         event_id=root.get("x-event-id", ""),
         event_time=root.get("x-event-time", ""),
         keeps_unknown=root.get("additionalProperties", True) is not False,
+        catalogue=_catalogue(name, root.get("x-catalogue"), names),
     )
     for role, field, sql_type, what in (
         ("x-event-id", source.event_id, "STRING", "string"),
@@ -194,9 +208,11 @@ def parse(text: str, expected_name: str | None = None) -> Source:
     return source
 
 
-def unknown_field_lines(counts: dict[str, dict[str, int]], source: str = "clicks") -> list[str]:
+def unknown_field_lines(counts: dict[str, dict[str, int]], source: str | None = None) -> list[str]:
     """One line per unknown key (eo/runtime/unknown_fields.py `counted`), for a person: the key,
-    how many records carried it, kept and quarantined, and what to do."""
+    how many records carried it, kept and quarantined, and what to do. `source`: by default the
+    one this process serves."""
+    source = source or SELECTED.name
     return [
         f"unknown field {name!r} in {fates['kept'] + fates['quarantined']:,} {source} records "
         f"({fates['kept']:,} kept, {fates['quarantined']:,} quarantined): declare it in "
@@ -217,3 +233,21 @@ def discovered(package: str = __name__) -> dict[str, Source]:
 
 DECLARED: dict[str, Source] = discovered()
 CLICKS = DECLARED["clicks"]
+
+# The source this process serves: every command serves one (its tables, its stream, its gold),
+# chosen once, before anything reads a table definition, as EO_ENV chooses the environment.
+SOURCE_VARIABLE = "EO_SOURCE"
+DEFAULT_SOURCE = CLICKS.name
+
+
+def selected_name() -> str:
+    """EO_SOURCE, else the clickstream; SourceRefused when no declaration has that name."""
+    name = os.environ.get(SOURCE_VARIABLE, "") or DEFAULT_SOURCE
+    if name not in DECLARED:
+        raise SourceRefused(
+            f"{SOURCE_VARIABLE}={name}: no such source; declared: {', '.join(DECLARED)} (eo/core/sources/*.schema.json)"
+        )
+    return name
+
+
+SELECTED: Source = DECLARED[selected_name()]

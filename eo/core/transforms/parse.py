@@ -10,7 +10,8 @@ Reasons, first match wins, in this order:
 2. each field in declaration order: missing_field:<f>, then bad_type:<f> (the wrong JSON type)
 3. each field in declaration order: bad_value:<f> (the right type, outside the field's domain)
 4. a key the declaration lacks, when it says to quarantine them: unknown_field:<key>
-5. the reference data (classify): bad_value:campaign_id, bad_value:ad_id
+5. the reference data, where the source declares it (x-catalogue; classify): bad_value:<campaign
+   field>, bad_value:<ad field>
 
 The fields, their types and domains are the source's declaration (eo/core/sources/*.schema.json),
 which the UDF is given as text: nothing here or in the JVM lists them.
@@ -25,31 +26,16 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from eo.core.domains import Domains
-from eo.core.sources import CLICKS, UNKNOWN_FIELDS, Source
-from eo.core.sources import ID_PATTERN as ID_DOMAIN
-from eo.core.tables import INGEST_BATCH, QUARANTINE, SILVER, SOURCE_KEY
+from eo.core.sources import UNKNOWN_FIELDS, Source
+from eo.core.tables import INGEST_BATCH, QUARANTINE, READ_ID, SILVER, SOURCE, SOURCE_KEY
 
-# The one source the stream reads today, declared in eo/core/sources/clicks.schema.json.
-SOURCE = CLICKS
-FIELDS = SOURCE.field_names
-REQUIRED_FIELDS = SOURCE.required
 Catalogue = Mapping[str, Sequence[str]]  # each campaign id with the ids of its ads
-
-# The id domain, as the declaration writes it (the UDF's Ids class holds it; tests check against
-# this): a whole-string match in Java and in Python's re.fullmatch, so "u1\n" is no id.
-ID_PATTERN = ID_DOMAIN
-
-# The struct the UDF returns (its jar is on every session's classpath: eo/runtime/spark.py).
-READING = SOURCE.reading_ddl
 
 
 def reader_function(source: Source = SOURCE) -> str:
     """The UDF's name in a session: the source and its declaration's digest, so that a session that
     meets an edited declaration registers it anew rather than reading with the old one."""
     return f"eo_read_{source.name}_{hashlib.sha256(source.text.encode()).hexdigest()[:12]}"
-
-
-READER_FUNCTION = reader_function()
 
 
 def first_reason(*checks: tuple[Column, str]) -> Column:
@@ -131,18 +117,24 @@ def catalogue_map(catalogue: Catalogue) -> Column:
     return F.expr(f"map({entries})").cast("map<string,array<string>>")
 
 
-def classify(parsed: DataFrame, catalogue: Catalogue) -> DataFrame:
-    """Add the reference checks: the campaign must exist, and the ad must belong to it."""
-    ads = F.try_element_at(catalogue_map(catalogue), F.col("campaign_id"))  # null: no such campaign
-    reference = first_reason(
-        (ads.isNull(), "bad_value:campaign_id"),
-        (~F.coalesce(F.array_contains(ads, F.col("ad_id")), F.lit(False)), "bad_value:ad_id"),
-    )
-    classified = parsed.withColumn("reason", F.coalesce("reason", reference))
+def classify(parsed: DataFrame, catalogue: Catalogue, source: Source = SOURCE) -> DataFrame:
+    """Add the reference checks the source declares (x-catalogue): the campaign must exist, and the
+    ad must belong to it. The reading's event id goes along as READ_ID too (quarantine's column)."""
+    classified = parsed
+    if source.catalogue is not None:
+        campaign, ad = source.catalogue
+        ads = F.try_element_at(catalogue_map(catalogue), F.col(campaign))  # null: no such campaign
+        reference = first_reason(
+            (ads.isNull(), f"bad_value:{campaign}"),
+            (~F.coalesce(F.array_contains(ads, F.col(ad)), F.lit(False)), f"bad_value:{ad}"),
+        )
+        classified = parsed.withColumn("reason", F.coalesce("reason", reference))
     # Only a refused record keeps its text (for quarantine): a valid one is its fields, and the
     # text of every record would double what a micro-batch shuffles and sends to Python.
     refused_text = F.when(F.col("reason").isNotNull(), raw_text(F.col("value")))
-    columns = [refused_text.alias("raw_value") if c == "value" else c for c in classified.columns]
+    columns = [refused_text.alias("raw_value") if c == "value" else F.col(c) for c in classified.columns]
+    if READ_ID not in classified.columns:
+        columns.append(F.col(source.event_id).alias(READ_ID))
     return classified.select(*columns)
 
 
@@ -155,6 +147,6 @@ def valid_events(classified: DataFrame) -> DataFrame:
     that decides which copy is first (eo/core/transforms/dedup.py first_copies drops it)."""
     return (
         classified.where(F.col("reason").isNull())
-        .withColumn("event_date", F.to_date("event_time"))
+        .withColumn("event_date", F.to_date(SOURCE.event_time))
         .select(*SILVER.columns, INGEST_BATCH)
     )

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from eo.core.declaration import GoldTable, Sessions, added_up, column_types
 from eo.core.intervals import Interval
+from eo.core.tables import EVENT_TIME
 
 
 def rows_of(table: GoldTable, silver: DataFrame) -> DataFrame:
@@ -41,6 +42,6 @@ def rows_of(table: GoldTable, silver: DataFrame) -> DataFrame:
 def rows_in(table: GoldTable, silver: DataFrame, interval: Interval, before, after) -> DataFrame:
     """The table's rows whose range column falls in `interval`, from only the events that can make
     them: from `before` ahead of its start to `after` past its end (None: any time later)."""
-    since = F.col("event_time") >= F.lit(interval.start - before)
-    events = silver.where(since if after is None else since & (F.col("event_time") < F.lit(interval.end + after)))
+    since = F.col(EVENT_TIME) >= F.lit(interval.start - before)
+    events = silver.where(since if after is None else since & (F.col(EVENT_TIME) < F.lit(interval.end + after)))
     return rows_of(table, events).where(F.expr(interval.predicate(table.range_column)))

@@ -18,7 +18,7 @@ from eo.runtime.storage import files_under
 
 
 def ledger_folder(settings: Settings) -> str:
-    return f"{settings.reports_root.rstrip('/')}/verify/rebuilt"
+    return f"{settings.source_reports}/verify/rebuilt"
 
 
 def record_rebuilt(settings: Settings, interval: str, run_id: str) -> str:

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eo.core.intervals import Interval
-from eo.core.tables import GOLD, SILVER, TableDef
+from eo.core.tables import EVENT_TIME, GOLD, SILVER, TableDef
 from eo.runtime.config import Settings
 from eo.runtime.environment import environment
 
@@ -25,7 +25,7 @@ STATS_SLACK = dt.timedelta(milliseconds=1)
 # gold table on both sides, by its range column, and the stream's silver.
 CHECKED = (
     *((table, "main", table.range_column) for table in GOLD),
-    (SILVER, "main", "event_time"),
+    (SILVER, "main", EVENT_TIME),
     *((table, "rebuild", table.range_column) for table in GOLD),
 )
 

@@ -16,7 +16,7 @@ FIRST_KEYS = 2
 
 
 def verify_folder(settings: Settings) -> str:
-    return f"{settings.reports_root.rstrip('/')}/verify"
+    return f"{settings.source_reports}/verify"
 
 
 def write_verdict(settings: Settings, verdict: dict, extra_copy: str | None = None) -> str:

@@ -173,15 +173,29 @@ resource "aws_iam_role_policy" "airflow" {
         Sid      = "ReadStreamProgress"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
-        Resource = ["${var.checkpoint_bucket_arn}/checkpoints/*", "${var.lake_bucket_arn}/lake/_stream/*"]
+        Resource = ["${var.checkpoint_bucket_arn}/checkpoints/*"]
+      },
+      {
+        # Each source's seed table, under the source's folder of the lake.
+        Sid      = "ReadEachSourcesSeed"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = [for prefix in var.source_prefixes : "${var.lake_bucket_arn}/lake/${prefix}_stream/*"]
       },
       {
         # verify_agreement's pick_interval answers without Spark from what was rebuilt and the compared
         # tables' Delta logs, read by delta-rs (eo/runtime/quality/verdicts.py answer_without_spark).
-        Sid      = "ReadRebuildCoverageAndTableLogs"
+        Sid      = "ReadTableLogs"
         Effect   = "Allow"
         Action   = ["s3:GetObject"]
-        Resource = ["${var.lake_bucket_arn}/lake/_rebuild/_rebuilt/*", "${var.lake_bucket_arn}/lake/*/_delta_log/*"]
+        Resource = ["${var.lake_bucket_arn}/lake/*/_delta_log/*"]
+      },
+      {
+        # What was rebuilt, in each source's folder of the lake (eo/runtime/coverage.py).
+        Sid      = "ReadEachSourcesRebuildCoverage"
+        Effect   = "Allow"
+        Action   = ["s3:GetObject"]
+        Resource = [for prefix in var.source_prefixes : "${var.lake_bucket_arn}/lake/${prefix}_rebuild/_rebuilt/*"]
       },
       {
         # stream_supervisor reads who holds the stream's lease (an item of the log store's table)

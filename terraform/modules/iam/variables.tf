@@ -63,6 +63,17 @@ variable "kafka_topics" {
   }
 }
 
+variable "source_prefixes" {
+  type        = list(string)
+  description = "Each declared source's folder under the lake's and the reports' roots: \"\" for the clickstream, \"<source>/\" for the others (eo/runtime/config.py source_prefix)."
+  default     = [""]
+
+  validation {
+    condition     = length(var.source_prefixes) > 0 && alltrue([for prefix in var.source_prefixes : can(regex("^([a-z][a-z0-9_]*/)?$", prefix))])
+    error_message = "At least one prefix, each empty or a source name and /."
+  }
+}
+
 variable "airflow_environment_name" {
   type        = string
   description = "Name of the MWAA environment (scopes its log groups and queues)."

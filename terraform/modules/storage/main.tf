@@ -230,18 +230,22 @@ resource "aws_s3_bucket_lifecycle_configuration" "this" {
     }
   }
 
-  rule {
-    id     = "quarantine-to-infrequent-access"
-    status = "Enabled"
-    filter {
-      prefix = var.quarantine_prefix
-    }
-    transition {
-      days          = var.quarantine_infrequent_access_days
-      storage_class = "STANDARD_IA"
-    }
-    abort_incomplete_multipart_upload {
-      days_after_initiation = 7
+  # Each source's quarantine (a prefix of its own per source, terraform/platform's source_prefixes).
+  dynamic "rule" {
+    for_each = each.key == "lake" ? var.quarantine_prefixes : []
+    content {
+      id     = "quarantine-to-infrequent-access-${replace(trimsuffix(rule.value, "/"), "/", "-")}"
+      status = "Enabled"
+      filter {
+        prefix = rule.value
+      }
+      transition {
+        days          = var.quarantine_infrequent_access_days
+        storage_class = "STANDARD_IA"
+      }
+      abort_incomplete_multipart_upload {
+        days_after_initiation = 7
+      }
     }
   }
 

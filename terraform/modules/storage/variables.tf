@@ -28,10 +28,15 @@ variable "access_log_bucket_name" {
   description = "Bucket receiving the S3 server access logs of the other buckets."
 }
 
-variable "quarantine_prefix" {
-  type        = string
-  description = "Key prefix of the quarantine table inside the lake bucket (lake/silver/quarantine/)."
-  default     = "lake/silver/quarantine/"
+variable "quarantine_prefixes" {
+  type        = list(string)
+  description = "Key prefix of each source's quarantine table inside the lake bucket (lake/silver/quarantine/, lake/<source>/silver/quarantine/)."
+  default     = ["lake/silver/quarantine/"]
+
+  validation {
+    condition     = length(var.quarantine_prefixes) > 0 && alltrue([for prefix in var.quarantine_prefixes : endswith(prefix, "/")])
+    error_message = "At least one prefix, each ending in /."
+  }
 }
 
 variable "reports_prefix" {

@@ -26,7 +26,7 @@ final class SourceSchema {
     static final String ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$";
     private static final Set<String> TOP_KEYS = Set.of(
             "$schema", "$id", "title", "description", "type", "x-topic", "x-event-id", "x-event-time",
-            "additionalProperties", "required", "properties");
+            "x-catalogue", "additionalProperties", "required", "properties");
     private static final Set<String> FIELD_KEYS = Set.of(
             "description", "type", "format", "pattern", "enum", "minimum", "x-sql-type", "x-present-when");
     private static final Pattern DECIMAL = Pattern.compile("DECIMAL\\((\\d+),\\s*(\\d+)\\)");
