@@ -110,10 +110,12 @@ def test_a_declaration_evolves_visibly_and_what_stored_rows_cannot_follow_is_ref
         from streaming.takeover import prepare
         prepare(spark, settings)  # what the stream's start runs first
         stream(spark, settings, [records([event("e3", 3, country="DE"), event("e4", 4, country="de")])])
-        from batch.rebuild import rebuild
-        rebuild(spark, settings)
+        # The rebuild's silver (batch/rebuild.py, its gold left out: only silver is compared here).
+        from batch.rebuild import classify_log
+        from eo.core.transforms.dedup import first_copies
+        from eo.core.transforms.parse import valid_events
         stream_rows = silver()
-        rebuilt = {r.event_id: r.asDict() for r in sorted_rows(spark, settings, SILVER, "rebuild")}
+        rebuilt = {r.event_id: r.asDict() for r in first_copies(valid_events(classify_log(spark, settings))).collect()}
         same = all(stream_rows[k][c] == rebuilt[k][c] for k in stream_rows for c in SILVER.columns)
         print(json.dumps({"country": {k: v["country"] for k, v in stream_rows.items()}, "same": same,
                           "keys": sorted(rebuilt) == sorted(stream_rows)}))

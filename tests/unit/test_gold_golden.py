@@ -87,7 +87,7 @@ def demo_summary(settings, verdict: dict, tmp_path: Path) -> str:
     with contextlib.redirect_stdout(printed):
         print_summary(settings, verdict, stats, {"records": 800, "seconds": 2.0}, {"stream": 1.0, "total": 2.0})
     # The verdict's place: the settings' reports root, the checkout's reports/ for `make demo`.
-    text = printed.getvalue().replace(settings.reports_root, str(REPO_ROOT / "reports"))
+    text = printed.getvalue().replace(f"{settings.reports_root}/verify", str(REPO_ROOT / "reports" / "verify"))
     text = text.replace(str(tmp_path), "<lake>").replace(str(REPO_ROOT), "<repo>")
     table_line = re.compile(r"^  (\w+) +[\d,]+  \(batch ")
     later = [n for n in verdict["tables"] if n not in CAPTURED]
