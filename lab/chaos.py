@@ -403,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     lab_report.point_latest(REPORTS, folder)
     print()
     print(lab_report.table_text(result))
+    if not SINKS:
+        print(f"({SELECTED.name} has no PostgreSQL sinks, which deliver the clickstream's counted table: zeros there)")
     recovery = result["guarantees"]["exactly-once"]["recovery_seconds"]
     print(f"\nrecovery (restart -> first committed batch): p50 {recovery['p50']} s, max {recovery['max']} s")
     print(f"{'PASSED' if result['passed'] else 'FAILED'} in {time.monotonic() - started:.0f} s; report: {html_path}")
