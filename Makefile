@@ -179,7 +179,7 @@ test-durations: ## keep the last full run's seconds per test file (tests/file_se
 
 chaos: setup ## the fault lab: 20 kills, 2 broker restarts, a zombie, 3 delivery guarantees, the operator faults (~20 min); then the same crashes on orders (~10 min)
 	EO_SOURCE=clicks $(PYTHON) -m lab.chaos $(CHAOS_ARGS)
-	EO_SOURCE=orders $(PYTHON) -m lab.chaos --no-operator-faults $(CHAOS_ARGS)
+	EO_SOURCE=orders $(PYTHON) -m lab.chaos $(CHAOS_ARGS)
 
 bench: setup flink-venv jars-flink ## benchmarks vs raw Spark and PyFlink (~40 min; BENCH_ARGS=--quick: ~12 min, plumbing only)
 	$(PYTHON) -m lab.bench $(BENCH_ARGS)

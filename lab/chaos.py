@@ -376,11 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         "--operator-faults",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="then the operator phase (lab/operator_faults.py, ~15 min); on by default, off for --smoke",
+        help="then the operator phase (lab/operator_faults.py, ~15 min; clicks only); off for --smoke",
     )
     args = parser.parse_args(argv)
     if args.operator_faults is None:
-        args.operator_faults = not args.smoke
+        args.operator_faults = not args.smoke and SINKS
+    if args.operator_faults and not SINKS:  # its faults are staged on the clickstream's tables
+        print(f"the operator phase runs on the clickstream only: add --no-operator-faults for {SELECTED.name}")
+        return 2
     os.environ["TZ"] = "UTC"
     time.tzset()
     config = (

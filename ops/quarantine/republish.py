@@ -9,7 +9,7 @@ import json
 
 from pyspark.sql import DataFrame, SparkSession
 
-from eo.core.tables import BRONZE, SOURCE_KEY
+from eo.core.tables import BRONZE, EVENT_ID, SOURCE_KEY
 from eo.runtime.cli import FAILED, OK, USAGE, NotReady
 from eo.runtime.config import Settings
 from ops.quarantine.escape import SAMPLE_CHARS, printable
@@ -22,9 +22,10 @@ KAFKA_TIMEOUT = 5.0  # seconds to wait for the broker's metadata before saying i
 
 
 def message_key(value: bytes | None, event_id: str | None, original_key: str | None) -> bytes:
-    """Keyed like the producer: by event_id when the record has one, so every copy shares a partition."""
+    """Keyed like the producer: by the event id (its source's x-event-id field) when the record has
+    one, so every copy shares a partition."""
     try:
-        payload_id = json.loads(value).get("event_id")  # as `producer replay` keys an exported file
+        payload_id = json.loads(value).get(EVENT_ID)  # as `producer replay` keys an exported file
     except (TypeError, ValueError, AttributeError):
         payload_id = None
     for key in (payload_id, event_id, original_key):
