@@ -249,6 +249,8 @@ class MicroBatch:
         self.sessions_to_commit(read_at, txn)
 
         def metrics() -> None:
+            if COUNTING is None:  # sessions, and no table counting their users
+                return
             self.add_metrics(increments, txn)
             hooks().point(commit_point(COUNTING.name))  # a kill here: metrics committed, sessions not
 

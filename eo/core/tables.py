@@ -135,7 +135,7 @@ QUARANTINE = TableDef(
 POISON_PREFIX = "poison:"
 
 # What the stream's engine state must remember after a reset (ops/reset.py): each event id
-# accepted. Written once per reset (whole, its schema too), read once by the stream.
+# accepted. Written once per reset (whole), read once by the stream.
 SEED = TableDef(
     name="seed",
     ddl=f"{EVENT_ID} STRING, {EVENT_TIME} TIMESTAMP",

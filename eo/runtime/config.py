@@ -32,15 +32,14 @@ NAMESPACES = ("main", "rebuild")
 # name it had before sources were declared, so its checkpoints and leases carry on; every other
 # source's query is named after the source.
 STREAM_QUERY = "events" if SELECTED is CLICKS else SELECTED.name
-# Where the served source's data lives: the clickstream's in the lake root and the reports root,
-# where it was before sources were declared; every other source's under a prefix of its own there
-# (`source_lake`, `source_reports`): its tables, gold and reference included, the lake's own records
-# (its origin, its rebuilt intervals) and its reports (verdicts, catch-ups, poison). Its grants
-# and lifecycle can then name it (terraform/).
 
 
 def source_prefix(source: str) -> str:
-    """The folder of a source's data under the lake and reports roots ("" for the clickstream)."""
+    """The folder of a source's data under the lake and reports roots: none for the clickstream,
+    whose data stays where it was before sources were declared; `/<source>` for every other, its
+    tables (gold and reference included), the lake's own records (its origin, its rebuilt
+    intervals) and its reports (verdicts, catch-ups, poison) there (`Settings.source_lake`,
+    `source_reports`). Terraform names the same folders (terraform/platform/main.tf)."""
     return "" if source == CLICKS.name else f"/{source}"
 
 
